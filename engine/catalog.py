@@ -1,0 +1,309 @@
+"""Hardware catalogue: GPUs, MIG profiles and placements, layout validation and enumeration.
+
+A MIG layout is a set of GPU instances, each occupying a contiguous run of
+memory slots starting at one of its profile's allowed starts (`nvidia-smi mig
+-lgipp`), with the GPU's compute slices shared out (at most 7 on A100/H100/H200,
+4 on A30) and each profile under its maximum instance count. These three rules
+reproduce NVIDIA's table of valid combinations; the catalogue checks them and
+explains which one a rejected layout breaks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.records import GpuRow, MigPlacementRow, MigProfileRow
+
+
+class LayoutError(ValueError):
+    """A MIG layout that cannot be placed; the message names the conflict."""
+
+
+class UnknownNameError(KeyError):
+    """A name that is not in the catalogue; the message lists the valid ones."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; we want plain text
+        return str(self.args[0])
+
+
+class MigProfile(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    compute_slices: int
+    memory_slices: int
+    sm_count: int
+    memory_gib: float
+    nvdec: int
+    jpeg: int
+    ofa: int
+    copy_engines: int
+    max_instances: int
+    starts: tuple[int, ...]
+    size: int  # memory slots occupied by one instance
+
+
+class Gpu(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sku: str
+    mig_capable: bool
+    sm_count: int  # MIG off
+    memory_gb: float
+    memory_slots: int
+    compute_slices: int
+    tdp_w: float
+    idle_w: Optional[float]
+    pcie_gen: int
+    profiles: tuple[MigProfile, ...]
+    source: str
+
+    def profile(self, name: str) -> MigProfile:
+        for p in self.profiles:
+            if p.name == name:
+                return p
+        if not self.mig_capable:
+            raise UnknownNameError(f"{self.sku} does not support MIG; use GPU% shares instead")
+        raise UnknownNameError(
+            f"{name!r} is not a profile of {self.sku}; valid: {', '.join(p.name for p in self.profiles)}")
+
+
+class PlacedInstance(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    profile: str
+    start: int
+    size: int
+
+    @property
+    def slots(self) -> range:
+        return range(self.start, self.start + self.size)
+
+    def label(self) -> str:
+        return f"{self.profile}@{self.start}"
+
+
+class MigLayout(BaseModel):
+    """A valid, placed MIG layout of one GPU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sku: str
+    instances: tuple[PlacedInstance, ...]
+    compute_slices_used: int
+    memory_slots_used: int
+
+    def labels(self) -> list[str]:
+        return [i.label() for i in self.instances]
+
+
+class Catalog(BaseModel):
+    """All GPUs known to the store, looked up by SKU."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpus: tuple[Gpu, ...]
+
+    @classmethod
+    def from_rows(cls, gpus: Iterable[GpuRow], profiles: Iterable[MigProfileRow],
+                  placements: Iterable[MigPlacementRow]) -> "Catalog":
+        starts: dict[tuple[str, str], list[int]] = {}
+        sizes: dict[tuple[str, str], int] = {}
+        for pl in placements:
+            starts.setdefault((pl.sku, pl.profile), []).append(pl.start)
+            sizes[(pl.sku, pl.profile)] = pl.size
+        by_sku: dict[str, list[MigProfile]] = {}
+        for p in profiles:
+            key = (p.sku, p.profile)
+            if key not in starts:
+                raise ValueError(f"profile {p.profile} of {p.sku} has no placements")
+            by_sku.setdefault(p.sku, []).append(MigProfile(
+                name=p.profile, compute_slices=p.compute_slices, memory_slices=p.memory_slices,
+                sm_count=p.sm_count, memory_gib=p.memory_gib, nvdec=p.nvdec, jpeg=p.jpeg, ofa=p.ofa,
+                copy_engines=p.copy_engines, max_instances=p.max_instances,
+                starts=tuple(sorted(starts[key])), size=sizes[key]))
+        out = []
+        for g in gpus:
+            profs = sorted(by_sku.get(g.sku, []), key=lambda m: (m.compute_slices, m.memory_slices, m.name))
+            out.append(Gpu(sku=g.sku, mig_capable=g.mig_capable, sm_count=g.sm_count, memory_gb=g.memory_gb,
+                           memory_slots=g.memory_slots, compute_slices=g.compute_slices, tdp_w=g.tdp_w,
+                           idle_w=g.idle_w, pcie_gen=g.pcie_gen, profiles=tuple(profs), source=g.source))
+        return cls(gpus=tuple(out))
+
+    @property
+    def skus(self) -> list[str]:
+        return [g.sku for g in self.gpus]
+
+    def gpu(self, sku: str) -> Gpu:
+        for g in self.gpus:
+            if g.sku == sku:
+                return g
+        raise UnknownNameError(f"{sku!r} is not a GPU in the catalogue; valid: {', '.join(self.skus)}")
+
+
+# --------------------------------------------------------------------------- validation
+
+@dataclass
+class _Board:
+    """Mutable occupancy of one GPU while placing (local to a call)."""
+
+    owner: list[Optional[str]]
+    compute_free: int
+
+
+def _parse_entry(entry: str | tuple[str, Optional[int]]) -> tuple[str, Optional[int]]:
+    if isinstance(entry, tuple):
+        return entry
+    name, sep, start = entry.partition("@")
+    if not sep:
+        return name.strip(), None
+    try:
+        return name.strip(), int(start)
+    except ValueError:
+        raise LayoutError(f"{entry!r}: start slot must be an integer, as in '3g.20gb@4'") from None
+
+
+def _span(slots: range) -> str:
+    return f"slot {slots[0]}" if len(slots) == 1 else f"slots {slots[0]}-{slots[-1]}"
+
+
+def _occupied_by(board: _Board, slots: range) -> str:
+    owners = sorted({board.owner[s] for s in slots if board.owner[s]})
+    return ", ".join(owners)
+
+
+def validate_layout(gpu: Gpu, entries: Sequence[str | tuple[str, Optional[int]]]) -> MigLayout:
+    """Place a list of MIG profiles (optionally 'profile@start') on one GPU.
+
+    Returns the placed layout, or raises LayoutError naming the first conflict:
+    an unknown profile, a start slot the profile cannot use, overlapping memory
+    slots, too many instances of a profile, or more compute slices than the GPU has.
+    Instances without a start are placed largest first, lowest start first, with
+    backtracking, so a layout is rejected only if no placement exists.
+    """
+    if not gpu.mig_capable:
+        raise LayoutError(f"{gpu.sku} does not support MIG; use GPU% shares instead")
+    if not entries:
+        raise LayoutError("the layout is empty: choose at least one MIG profile")
+    parsed = [_parse_entry(e) for e in entries]
+    profs = []
+    for name, start in parsed:
+        try:
+            profs.append((gpu.profile(name), start))
+        except UnknownNameError as e:
+            raise LayoutError(str(e)) from None
+
+    counts = Counter(p.name for p, _ in profs)
+    for name, n in counts.items():
+        p = gpu.profile(name)
+        if n > p.max_instances:
+            raise LayoutError(f"{n} x {name} requested, but {gpu.sku} allows at most {p.max_instances}")
+    compute = sum(p.compute_slices for p, _ in profs)
+    if compute > gpu.compute_slices:
+        raise LayoutError(f"the layout needs {compute} compute slices, but {gpu.sku} has "
+                          f"{gpu.compute_slices} ({' + '.join(p.name for p, _ in profs)})")
+
+    board = _Board(owner=[None] * gpu.memory_slots, compute_free=gpu.compute_slices - compute)
+    placed: list[PlacedInstance] = []
+    for p, start in profs:
+        if start is None:
+            continue
+        if start not in p.starts:
+            raise LayoutError(f"{p.name} cannot start at slot {start}; valid starts: "
+                              f"{', '.join(map(str, p.starts))}")
+        slots = range(start, start + p.size)
+        if any(board.owner[s] for s in slots):
+            raise LayoutError(f"{p.name} needs {_span(slots)}, already used by "
+                              f"{_occupied_by(board, slots)}")
+        for s in slots:
+            board.owner[s] = f"{p.name}@{start}"
+        placed.append(PlacedInstance(profile=p.name, start=start, size=p.size))
+
+    free = sorted((p for p, s in profs if s is None), key=lambda p: (-p.size, -p.compute_slices, p.name))
+    failure: list[str] = []
+
+    def place(i: int) -> bool:
+        if i == len(free):
+            return True
+        p = free[i]
+        for start in p.starts:
+            slots = range(start, start + p.size)
+            if any(board.owner[s] for s in slots):
+                continue
+            for s in slots:
+                board.owner[s] = f"{p.name}@{start}"
+            placed.append(PlacedInstance(profile=p.name, start=start, size=p.size))
+            if place(i + 1):
+                return True
+            placed.pop()
+            for s in slots:
+                board.owner[s] = None
+        if not failure:  # the first dead end is the clearest explanation
+            taken = _occupied_by(board, range(gpu.memory_slots))
+            failure.append(f"{p.name} cannot be placed on {gpu.sku}: every start it can use "
+                           f"({', '.join(map(str, p.starts))}) overlaps {taken}")
+        return False
+
+    if not place(0):
+        raise LayoutError(failure[0])
+    placed.sort(key=lambda i: i.start)
+    return MigLayout(sku=gpu.sku, instances=tuple(placed), compute_slices_used=compute,
+                     memory_slots_used=sum(i.size for i in placed))
+
+
+# --------------------------------------------------------------------------- enumeration
+
+def enumerate_layouts(gpu: Gpu, profiles: Optional[Iterable[str]] = None) -> list[MigLayout]:
+    """All maximal placed layouts of a GPU: valid layouts to which no further instance fits.
+
+    With `profiles`, only those profiles are used (and maximality is judged
+    against them). Layouts are enumerated as left-to-right tilings of the memory
+    slots, so each set of placed instances appears exactly once.
+    """
+    if not gpu.mig_capable:
+        raise LayoutError(f"{gpu.sku} does not support MIG; use GPU% shares instead")
+    allowed = list(gpu.profiles) if profiles is None else [gpu.profile(n) for n in profiles]
+    by_start: dict[int, list[MigProfile]] = {}
+    for p in allowed:
+        for s in p.starts:
+            by_start.setdefault(s, []).append(p)
+    n_slots = gpu.memory_slots
+    out: list[MigLayout] = []
+
+    def fits_more(chosen: list[PlacedInstance], compute_used: int) -> bool:
+        used = set()
+        for i in chosen:
+            used.update(i.slots)
+        counts = Counter(i.profile for i in chosen)
+        for p in allowed:
+            if counts[p.name] >= p.max_instances or compute_used + p.compute_slices > gpu.compute_slices:
+                continue
+            if any(not used.intersection(range(s, s + p.size)) for s in p.starts):
+                return True
+        return False
+
+    def walk(slot: int, chosen: list[PlacedInstance], compute_used: int, counts: Counter) -> Iterator[None]:
+        if slot >= n_slots:
+            if chosen and not fits_more(chosen, compute_used):
+                out.append(MigLayout(sku=gpu.sku, instances=tuple(chosen), compute_slices_used=compute_used,
+                                     memory_slots_used=sum(i.size for i in chosen)))
+            return
+        yield from walk(slot + 1, chosen, compute_used, counts)  # leave this slot empty
+        for p in by_start.get(slot, []):
+            if slot + p.size > n_slots or compute_used + p.compute_slices > gpu.compute_slices:
+                continue
+            if counts[p.name] >= p.max_instances:
+                continue
+            counts[p.name] += 1
+            chosen.append(PlacedInstance(profile=p.name, start=slot, size=p.size))
+            yield from walk(slot + p.size, chosen, compute_used + p.compute_slices, counts)
+            chosen.pop()
+            counts[p.name] -= 1
+
+    for _ in walk(0, [], 0, Counter()):
+        pass
+    return out

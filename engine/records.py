@@ -1,0 +1,201 @@
+"""Row types of the profile store: one frozen pydantic model per seed table.
+
+Every row carries its provenance (`source`, and `kind` for numbers that can be
+measured, published or derived). The store validates each CSV row against these
+models before anything is written, so a bad row stops the build with the file,
+line and field named.
+
+Units are in the column names (`_ms`, `_mb`, `_w`, `_usd`, ...): the seed tables
+keep published numbers in the units they were published in (milliseconds), and
+the engine converts to seconds where it computes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Provenance(StrEnum):
+    """Where a number came from (DESIGN.md section 4)."""
+
+    MEASURED = "measured"  # timed by this project's profilers
+    PUBLISHED = "published"  # copied from a cited publication or vendor table
+    DERIVED = "derived"  # computed here from other rows (the row says how)
+
+
+class Domain(StrEnum):
+    VISION = "vision"
+    SPEECH = "speech"
+    NLP = "nlp"
+
+
+class InputKind(StrEnum):
+    FIXED = "fixed"  # one input size (an image at 224x224)
+    VARIABLE = "variable"  # cost depends on input length (audio seconds, tokens)
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    source: str = Field(min_length=3, description="short reference: URL or paper and section")
+
+
+class GpuRow(_Row):
+    """A GPU SKU: the facts the catalogue needs (MIG off and on)."""
+
+    sku: str = Field(min_length=2)
+    mig_capable: bool
+    sm_count: int = Field(gt=0, description="SMs with MIG off")
+    memory_gb: float = Field(gt=0, description="memory in GB (marketing size)")
+    memory_slots: int = Field(ge=0, description="MIG memory slices (0 if not MIG-capable)")
+    compute_slices: int = Field(ge=0, description="MIG compute slices (0 if not MIG-capable)")
+    tdp_w: float = Field(gt=0)
+    idle_w: Optional[float] = Field(default=None, ge=0)
+    pcie_gen: int = Field(ge=3, le=6)
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _mig_slices(self) -> "GpuRow":
+        if self.mig_capable and (self.memory_slots <= 0 or self.compute_slices <= 0):
+            raise ValueError("a MIG-capable GPU needs memory_slots and compute_slices > 0")
+        if not self.mig_capable and (self.memory_slots or self.compute_slices):
+            raise ValueError("a GPU without MIG must have memory_slots = compute_slices = 0")
+        return self
+
+
+class MigProfileRow(_Row):
+    """A GPU-instance profile (`nvidia-smi mig -lgip`)."""
+
+    sku: str
+    profile: str = Field(pattern=r"^\d+g\.\d+gb(\+me)?$")
+    gi_profile_id: int = Field(ge=0)
+    compute_slices: int = Field(ge=1, le=8)
+    memory_slices: int = Field(ge=1, le=8)
+    sm_count: int = Field(gt=0)
+    memory_gib: float = Field(gt=0)
+    nvdec: int = Field(ge=0)
+    jpeg: int = Field(ge=0)
+    ofa: int = Field(ge=0)
+    copy_engines: int = Field(ge=0)
+    max_instances: int = Field(ge=1)
+    note: str = ""
+
+
+class MigPlacementRow(_Row):
+    """One valid (profile, start memory slot) pair (`nvidia-smi mig -lgipp`)."""
+
+    sku: str
+    profile: str
+    start: int = Field(ge=0, le=7)
+    size: int = Field(ge=1, le=8, description="memory slots occupied")
+
+
+class ModelRow(_Row):
+    """A DNN model served by the system."""
+
+    name: str = Field(min_length=2)
+    domain: Domain
+    input_kind: InputKind
+    input_unit: str = Field(default="", description="unit of input_len for variable inputs: 's' (audio) or 'tokens'")
+    request_bytes: int = Field(gt=0)
+    response_bytes: int = Field(gt=0)
+    kernel_count: Optional[int] = Field(default=None, gt=0)
+    params_m: Optional[float] = Field(default=None, gt=0, description="parameters, millions")
+    weights_mb: float = Field(gt=0, description="weights at the serving precision, MB")
+    activation_mb_per_sample: float = Field(gt=0, description="peak activation memory per batch item, MB")
+    preprocess: str = Field(default="none", description="preprocessing pipeline name: image | audio | none")
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _variable_needs_unit(self) -> "ModelRow":
+        if self.input_kind == InputKind.VARIABLE and self.input_unit not in ("s", "tokens"):
+            raise ValueError("a variable-length model needs input_unit 's' or 'tokens'")
+        return self
+
+
+class LatencyPointRow(_Row):
+    """Latency and throughput of one (model, GPU, partition, precision, batch, input length)."""
+
+    model: str
+    sku: str
+    partition: str = Field(description="'full', a MIG profile such as '1g.5gb', or 'mps:25'")
+    precision: str = Field(description="fp32 | tf32 | fp16 | amp | int8")
+    framework: str
+    batch: int = Field(ge=1)
+    input_len: Optional[float] = Field(default=None, gt=0, description="audio s or tokens; empty for fixed inputs")
+    mean_ms: float = Field(gt=0)
+    p50_ms: Optional[float] = Field(default=None, gt=0)
+    p90_ms: Optional[float] = Field(default=None, gt=0)
+    p95_ms: Optional[float] = Field(default=None, gt=0)
+    p99_ms: Optional[float] = Field(default=None, gt=0)
+    throughput: float = Field(gt=0, description="items per second")
+    kind: Provenance
+    measured_on: str = Field(default="", description="date and host for measured rows")
+    note: str = ""
+
+    @field_validator("precision")
+    @classmethod
+    def _precision(cls, v: str) -> str:
+        allowed = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
+        if v not in allowed:
+            raise ValueError(f"{v!r} is not a precision; valid: {', '.join(allowed)}")
+        return v
+
+
+class PreprocessingPointRow(_Row):
+    """Cost of preprocessing one item on one device."""
+
+    pipeline: str = Field(description="image | audio")
+    step: str = Field(description="what is timed, e.g. 'jpeg_decode', 'decode+resize+crop+normalise', 'mel'")
+    device: str = Field(description="cpu | gpu | dpu")
+    implementation: str
+    input_desc: str
+    input_size: float = Field(gt=0, description="megapixels (image) or seconds (audio)")
+    ms_per_item: float = Field(gt=0, description="per item on one core (cpu) or one device (gpu/dpu)")
+    kind: Provenance
+    measured_on: str = ""
+    note: str = ""
+
+
+class RpcFigureRow(_Row):
+    """A published RPC, network or interconnect figure."""
+
+    category: str
+    item: str
+    setting: str
+    metric: str
+    value: float
+    unit: str
+    note: str = ""
+
+
+class PricePowerRow(_Row):
+    """A price, power or electricity figure used by the cost model."""
+
+    item: str
+    kind: str = Field(description="tdp_w | idle_w | price_usd | usd_per_gpu_hour | usd_per_kwh")
+    value: float = Field(ge=0)
+    unit: str
+    context: str = ""
+    reliability: str = ""
+    note: str = ""
+
+
+#: seed table name -> (row model, primary-key columns). The store builds one
+#: table per entry, from data/seed/<name>.csv.
+TABLES: dict[str, tuple[type[_Row], tuple[str, ...]]] = {
+    "gpus": (GpuRow, ("sku",)),
+    "mig_profiles": (MigProfileRow, ("sku", "profile")),
+    "mig_placements": (MigPlacementRow, ("sku", "profile", "start")),
+    "models": (ModelRow, ("name",)),
+    "latency_points": (
+        LatencyPointRow,
+        ("model", "sku", "partition", "precision", "framework", "batch", "input_len"),
+    ),
+    "preprocessing_points": (PreprocessingPointRow, ()),
+    "rpc_figures": (RpcFigureRow, ()),
+    "prices_power": (PricePowerRow, ()),
+}

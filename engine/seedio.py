@@ -1,0 +1,79 @@
+"""Read and validate seed/import CSV files into row models, all-or-nothing.
+
+A file is parsed completely before anything is returned; the first bad row
+raises SeedError naming the file, the line (1-based, header = line 1), the
+field and the bad value. Empty cells mean "no value": None for optional
+fields, the field's default otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import types
+import typing
+from pathlib import Path
+from typing import Iterable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class SeedError(ValueError):
+    """A row of a seed or import file that does not validate."""
+
+
+def _optional(model: type[BaseModel], field: str) -> bool:
+    ann = model.model_fields[field].annotation
+    origin = typing.get_origin(ann)
+    return origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(ann)
+
+
+def rows_from_records(records: Iterable[dict], model: type[R], where: str) -> list[R]:
+    """Validate dict records (one per line after the header) into `model` rows."""
+    fields = model.model_fields
+    out: list[R] = []
+    for line, rec in enumerate(records, start=2):
+        unknown = [k for k in rec if k not in fields]
+        if unknown:
+            raise SeedError(f"{where}: line {line}: unknown column {unknown[0]!r}; expected: {', '.join(fields)}")
+        clean = {}
+        for k, v in rec.items():
+            if isinstance(v, str) and v.strip() == "":
+                if _optional(model, k):
+                    clean[k] = None
+                elif fields[k].is_required():
+                    clean[k] = v  # let validation name the missing value
+                continue
+            clean[k] = v
+        try:
+            out.append(model(**clean))
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "row"
+            value = clean.get(err["loc"][0], "") if err["loc"] else ""
+            msg = err["msg"].removeprefix("Value error, ")
+            raise SeedError(f"{where}: line {line}: field {loc!r}: {msg} (value {value!r})") from None
+    return out
+
+
+def read_csv(source: Path | str | bytes, model: type[R], name: str | None = None) -> list[R]:
+    """Parse a CSV (a path, or the bytes of an upload) into validated rows."""
+    if isinstance(source, bytes):
+        text, where = source.decode("utf-8-sig", errors="strict"), name or "upload"
+    else:
+        path = Path(source)
+        text, where = path.read_text(encoding="utf-8-sig"), name or path.name
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise SeedError(f"{where}: the file is empty (no header row)")
+    missing = [f for f, info in model.model_fields.items() if info.is_required() and f not in reader.fieldnames]
+    if missing:
+        raise SeedError(f"{where}: line 1: missing column(s) {', '.join(missing)}")
+    records = []
+    for rec in reader:
+        if None in rec:  # more cells than header columns
+            raise SeedError(f"{where}: line {reader.line_num}: more values than header columns")
+        records.append(rec)
+    return rows_from_records(records, model, where)
