@@ -1,0 +1,27 @@
+# The two commands of the README: `make run` (the app) and `make test` (the tests).
+# Each creates .venv from the pinned requirements on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8501
+
+.PHONY: run test bench clean
+
+run: $(VENV)/.runtime
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest
+
+$(VENV)/.runtime: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+clean:
+	rm -rf $(VENV) data/kneepoint.duckdb .pytest_cache

@@ -1,0 +1,21 @@
+"""Kneepoint: inference-server design explorer. Run with `make run` (or `streamlit run app.py`)."""
+
+import streamlit as st
+
+from engine.seedio import SeedError
+from engine.store import StoreError
+from ui.session import get_store, sidebar_store_info
+
+st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
+
+pages = [
+    st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", default=True),
+]
+page = st.navigation(pages)
+try:
+    store = get_store()
+except (SeedError, StoreError, OSError) as e:  # bad seed row, unreadable file: say so, no trace
+    st.error(f"The profile database could not be opened: {e}")
+    st.stop()
+sidebar_store_info(store)
+page.run()

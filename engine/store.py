@@ -1,0 +1,251 @@
+"""The profile store: the only module that talks to DuckDB.
+
+On first use it builds a DuckDB file from data/seed/*.csv (validated row by
+row against engine.records), into data/ or, where that is not writable, a
+temporary directory; KNEEPOINT_DB overrides the path. The build writes a
+temporary file and renames it into place, so a reader never sees a partly
+built database. A missing, corrupt or outdated file (its seed hash differs
+from the seed tables on disk) is rebuilt with a logged message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import types
+import typing
+import uuid
+from pathlib import Path
+from typing import Optional
+
+import duckdb
+import pandas as pd
+
+from engine.catalog import Catalog
+from engine.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
+from engine.seedio import SeedError, read_csv
+
+log = logging.getLogger("kneepoint.store")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = ROOT / "data"
+SEED_DIR = DATA_DIR / "seed"
+DB_NAME = "kneepoint.duckdb"
+ENV_DB = "KNEEPOINT_DB"
+SCHEMA_VERSION = "1"
+
+__all__ = ["Store", "SeedError", "StoreError", "resolve_db_path", "build_database", "seed_hash"]
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or built; the message says why."""
+
+
+# --------------------------------------------------------------------------- location
+
+def _writable(directory: Path) -> bool:
+    """True if a file can really be created in `directory` (root ignores mode bits)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def resolve_db_path(data_dir: Path = DATA_DIR, env: Optional[dict] = None) -> Path:
+    """Where the database lives: $KNEEPOINT_DB, else data/, else a temp directory."""
+    env = os.environ if env is None else env
+    if env.get(ENV_DB):
+        return Path(env[ENV_DB]).expanduser()
+    if _writable(data_dir):
+        return data_dir / DB_NAME
+    tmp = Path(tempfile.gettempdir()) / f"kneepoint-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    tmp.mkdir(parents=True, exist_ok=True)
+    log.info("data directory %s is not writable; using %s", data_dir, tmp)
+    return tmp / DB_NAME
+
+
+def seed_hash(seed_dir: Path = SEED_DIR) -> str:
+    """Hash of the seed tables and schema version; a change triggers a rebuild."""
+    h = hashlib.sha256(SCHEMA_VERSION.encode())
+    for name in sorted(TABLES):
+        path = seed_dir / f"{name}.csv"
+        if not path.exists():
+            raise SeedError(f"{name}.csv: missing from {seed_dir}")
+        h.update(name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- build
+
+_SQL_TYPES = {int: "BIGINT", float: "DOUBLE", bool: "BOOLEAN", str: "VARCHAR"}
+
+
+def _sql_type(annotation) -> str:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    for py, sql in _SQL_TYPES.items():
+        if isinstance(annotation, type) and issubclass(annotation, py) and not (py is int and annotation is bool):
+            return "BOOLEAN" if annotation is bool else sql
+    return "VARCHAR"
+
+
+def _create_table(con: duckdb.DuckDBPyConnection, name: str, model: type, rows: list) -> None:
+    fields = model.model_fields
+    cols = ", ".join(f'"{f}" {_sql_type(info.annotation)}' for f, info in fields.items())
+    con.execute(f'CREATE TABLE "{name}" ({cols})')
+    if not rows:
+        return
+    frame = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(fields))
+    con.register("_rows", frame)
+    con.execute(f'INSERT INTO "{name}" SELECT * FROM _rows')
+    con.unregister("_rows")
+
+
+def _check_keys(name: str, key: tuple[str, ...], rows: list) -> None:
+    if not key:
+        return
+    seen: dict[tuple, int] = {}
+    for line, r in enumerate(rows, start=2):
+        k = tuple(getattr(r, c) for c in key)
+        if k in seen:
+            raise SeedError(f"{name}.csv: line {line}: duplicate of line {seen[k]} "
+                            f"(same {', '.join(key)}: {k})")
+        seen[k] = line
+
+
+def load_seed(seed_dir: Path = SEED_DIR) -> dict[str, list]:
+    """Read and validate every seed table; raises SeedError on the first bad row."""
+    tables = {}
+    for name, (model, key) in TABLES.items():
+        path = seed_dir / f"{name}.csv"
+        if not path.exists():
+            raise SeedError(f"{name}.csv: missing from {seed_dir}")
+        rows = read_csv(path, model)
+        _check_keys(name, key, rows)
+        tables[name] = rows
+    # Cross-table check: the catalogue must assemble (every profile has placements).
+    try:
+        Catalog.from_rows(tables["gpus"], tables["mig_profiles"], tables["mig_placements"])
+    except ValueError as e:
+        raise SeedError(f"mig_profiles.csv: {e}") from None
+    return tables
+
+
+def build_database(path: Path, seed_dir: Path = SEED_DIR) -> None:
+    """Build the DuckDB file at `path` from the seed tables, atomically."""
+    tables = load_seed(seed_dir)  # validate everything before writing anything
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            for name, (model, _key) in TABLES.items():
+                _create_table(con, name, model, tables[name])
+            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            con.execute("INSERT INTO meta VALUES ('seed_hash', ?), ('schema_version', ?)",
+                        [seed_hash(seed_dir), SCHEMA_VERSION])
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- store
+
+class Store:
+    """A handle on the profile database. Thread-safe: each query uses its own cursor."""
+
+    def __init__(self, path: Optional[Path] = None, seed_dir: Path = SEED_DIR):
+        self.path = Path(path) if path is not None else resolve_db_path()
+        self.seed_dir = seed_dir
+        self.rebuilt_because: Optional[str] = None
+        self._lock = threading.Lock()
+        self._con = self._open()
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        reason = self._staleness()
+        if reason:
+            log.warning("rebuilding the profile database at %s: %s", self.path, reason)
+            self.rebuilt_because = reason
+            self.path.unlink(missing_ok=True)
+            build_database(self.path, self.seed_dir)
+        try:
+            return duckdb.connect(str(self.path), read_only=True)
+        except duckdb.Error as e:
+            raise StoreError(f"cannot open the profile database {self.path}: {e}") from None
+
+    def _staleness(self) -> Optional[str]:
+        if not self.path.exists():
+            return "the database file does not exist yet"
+        try:
+            con = duckdb.connect(str(self.path), read_only=True)
+        except duckdb.Error as e:
+            return f"the file is not a readable DuckDB database ({type(e).__name__})"
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'seed_hash'").fetchone()
+        except duckdb.Error:
+            return "the file has no Kneepoint metadata table"
+        finally:
+            con.close()
+        if row is None or row[0] != seed_hash(self.seed_dir):
+            return "the seed tables have changed since it was built"
+        return None
+
+    def close(self) -> None:
+        self._con.close()
+
+    # -- queries (parameterised; callers never write SQL) ---------------------
+
+    def _frame(self, sql: str, params: Optional[list] = None) -> pd.DataFrame:
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            return cur.execute(sql, params or []).df()
+        finally:
+            cur.close()
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in TABLES:
+            raise StoreError(f"{name!r} is not a table; valid: {', '.join(TABLES)}")
+        return self._frame(f'SELECT * FROM "{name}"')
+
+    def counts(self) -> dict[str, int]:
+        return {name: int(self._frame(f'SELECT count(*) AS n FROM "{name}"')["n"][0]) for name in TABLES}
+
+    def latency_points(self, model: Optional[list[str]] = None, sku: Optional[list[str]] = None,
+                       partition: Optional[list[str]] = None, kind: Optional[list[str]] = None,
+                       precision: Optional[list[str]] = None) -> pd.DataFrame:
+        """Latency points filtered by any of the given value lists (None = no filter)."""
+        where, params = [], []
+        for col, values in (("model", model), ("sku", sku), ("partition", partition), ("kind", kind),
+                            ("precision", precision)):
+            if values:
+                where.append(f'"{col}" IN ({", ".join("?" for _ in values)})')
+                params.extend(values)
+        sql = "SELECT * FROM latency_points"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY model, sku, partition, precision, framework, input_len NULLS FIRST, batch"
+        return self._frame(sql, params)
+
+    def distinct(self, table: str, column: str) -> list[str]:
+        if table not in TABLES or column not in TABLES[table][0].model_fields:
+            raise StoreError(f"no column {column!r} in table {table!r}")
+        return [v for v in self._frame(f'SELECT DISTINCT "{column}" AS v FROM "{table}" ORDER BY 1')["v"]
+                if v is not None]
+
+    def catalog(self) -> Catalog:
+        def rows(name, model):
+            return [model(**{k: (None if pd.isna(v) else v) for k, v in rec.items()})
+                    for rec in self.table(name).to_dict("records")]
+        return Catalog.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
+                                 rows("mig_placements", MigPlacementRow))

@@ -1,0 +1,48 @@
+"""Shared fixtures. The whole test session uses its own database file (KNEEPOINT_DB)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "data" / "seed"
+
+# Set before any test imports the app, so nothing writes into the checkout's data/.
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="kneepoint-tests-"))
+os.environ["KNEEPOINT_DB"] = str(_SESSION_DIR / "kneepoint.duckdb")
+
+
+@pytest.fixture(scope="session")
+def store():
+    from engine.store import Store
+
+    return Store()
+
+
+@pytest.fixture(scope="session")
+def catalog(store):
+    return store.catalog()
+
+
+@pytest.fixture
+def seed_copy(tmp_path) -> Path:
+    """A private copy of the seed tables that a test may break."""
+    dst = tmp_path / "seed"
+    shutil.copytree(SEED, dst, ignore=shutil.ignore_patterns("*.md"))
+    return dst
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A run that passes no test at all is a failure, not a success."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    passed = len(reporter.stats.get("passed", [])) if reporter else 0
+    if exitstatus == 0 and passed == 0:
+        session.exitstatus = 1
+        if reporter:
+            reporter.write_line("error: no test passed (all skipped or none collected)", red=True)
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)

@@ -1,0 +1,90 @@
+"""A real browser (Playwright driving Debian's chromium) against `streamlit run app.py`.
+
+Skipped locally when /usr/bin/chromium is missing; in CI (CI=true) a missing
+browser is a failure, because .ci/run installs it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing; .ci/run should have installed Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+    port = _free_port()
+    env = dict(os.environ, KNEEPOINT_DB=str(tmp_path_factory.mktemp("db") / "k.duckdb"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail(f"streamlit did not become healthy: {proc.stdout.read()[-2000:]}")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    body = page.inner_text("body")
+    assert "Traceback" not in body and "Error:" not in body.split("\n")[0]
+
+
+def test_profiles_page_in_browser(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server, wait_until="domcontentloaded")
+    chart = page.locator(".js-plotly-plot").first
+    chart.wait_for(state="visible", timeout=60_000)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible", timeout=30_000)
+    assert page.get_by_text("Latency profiles").first.is_visible()
+    assert "latency (ms)" in chart.inner_text() and "batch size" in chart.inner_text()
+    assert page.get_by_text("Profile database").is_visible()
+    _no_exception(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "profiles.png"), full_page=True)
+    page.close()

@@ -1,0 +1,127 @@
+"""Store build, rebuild (missing, corrupt, stale), location rules and seed-row validation."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.records import TABLES
+from engine.seedio import SeedError
+from engine.store import ENV_DB, Store, build_database, resolve_db_path
+
+
+def test_session_store_has_every_table(store):
+    counts = store.counts()
+    assert set(counts) == set(TABLES)
+    assert all(n > 0 for n in counts.values()), counts
+
+
+def test_every_row_has_provenance(store):
+    for name in TABLES:
+        df = store.table(name)
+        assert df["source"].str.len().min() >= 3, name
+    kinds = set(store.table("latency_points")["kind"])
+    assert kinds <= {"measured", "published", "derived"}
+
+
+def test_missing_file_is_built(tmp_path, caplog):
+    path = tmp_path / "k.duckdb"
+    with caplog.at_level("WARNING", logger="kneepoint.store"):
+        s = Store(path)
+    assert path.exists() and "does not exist" in s.rebuilt_because
+    assert "rebuilding the profile database" in caplog.text
+    assert s.counts()["gpus"] >= 8
+    s.close()
+    again = Store(path)  # an up-to-date file is reused, not rebuilt
+    assert again.rebuilt_because is None
+    again.close()
+
+
+def test_corrupt_file_is_rebuilt(tmp_path):
+    path = tmp_path / "k.duckdb"
+    path.write_bytes(b"this is not a duckdb file" * 100)
+    s = Store(path)
+    assert "not a readable DuckDB database" in s.rebuilt_because
+    assert s.counts()["mig_profiles"] > 0
+    s.close()
+
+
+def test_changed_seed_triggers_rebuild(tmp_path, seed_copy):
+    path = tmp_path / "k.duckdb"
+    Store(path, seed_dir=seed_copy).close()
+    gpus = seed_copy / "gpus.csv"
+    gpus.write_text(gpus.read_text().replace("SXM2 (DGX-1) variant", "SXM2 variant (edited)"))
+    s = Store(path, seed_dir=seed_copy)
+    assert "seed tables have changed" in s.rebuilt_because
+    assert s.table("gpus")["note"].str.contains("SXM2 variant (edited)", regex=False).any()
+    s.close()
+
+
+def test_env_overrides_location(tmp_path):
+    assert resolve_db_path(tmp_path, env={ENV_DB: "/somewhere/x.duckdb"}) == Path("/somewhere/x.duckdb")
+    assert resolve_db_path(tmp_path, env={}) == tmp_path / "kneepoint.duckdb"
+
+
+def test_read_only_data_dir_uses_temp_dir(tmp_path):
+    if os.geteuid() == 0:
+        readonly = Path("/proc")  # root ignores mode bits; nobody can create files in /proc
+    else:
+        readonly = tmp_path / "ro"
+        readonly.mkdir()
+        readonly.chmod(0o555)
+    path = resolve_db_path(readonly, env={})
+    assert not str(path).startswith(str(readonly))
+    assert path.name == "kneepoint.duckdb"
+    s = Store(path)
+    assert s.counts()["gpus"] > 0
+    s.close()
+
+
+def _break(seed: Path, table: str, line: int, column: str, value: str) -> None:
+    lines = (seed / f"{table}.csv").read_text().splitlines()
+    import csv
+    import io
+
+    header = next(csv.reader([lines[0]]))
+    row = next(csv.reader([lines[line - 1]]))
+    row[header.index(column)] = value
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(row)
+    lines[line - 1] = buf.getvalue()
+    (seed / f"{table}.csv").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("table, column, value, message", [
+    ("gpus", "tdp_w", "lots", "gpus.csv: line 3: field 'tdp_w'"),
+    ("latency_points", "kind", "guessed", "latency_points.csv: line 3: field 'kind'"),
+    ("latency_points", "batch", "0", "latency_points.csv: line 3: field 'batch'"),
+    ("mig_profiles", "profile", "huge", "mig_profiles.csv: line 3: field 'profile'"),
+    ("models", "domain", "audio", "models.csv: line 3: field 'domain'"),
+])
+def test_bad_seed_row_stops_build_and_writes_nothing(tmp_path, seed_copy, table, column, value, message):
+    _break(seed_copy, table, 3, column, value)
+    path = tmp_path / "k.duckdb"
+    with pytest.raises(SeedError) as e:
+        build_database(path, seed_copy)
+    assert message in str(e.value) and repr(value) in str(e.value)
+    assert not path.exists() and list(tmp_path.iterdir()) == [seed_copy]
+
+
+def test_duplicate_key_is_rejected(tmp_path, seed_copy):
+    gpus = seed_copy / "gpus.csv"
+    lines = gpus.read_text().splitlines()
+    gpus.write_text("\n".join(lines + [lines[1]]) + "\n")
+    with pytest.raises(SeedError, match=r"gpus.csv: line \d+: duplicate of line 2"):
+        build_database(tmp_path / "k.duckdb", seed_copy)
+
+
+def test_missing_seed_table_is_named(tmp_path, seed_copy):
+    (seed_copy / "models.csv").unlink()
+    with pytest.raises(SeedError, match="models.csv: missing"):
+        Store(tmp_path / "k.duckdb", seed_dir=seed_copy)
+
+
+def test_latency_filters(store):
+    df = store.latency_points(model=["resnet50"], sku=["T4-16GB"])
+    assert len(df) > 0 and set(df["model"]) == {"resnet50"} and set(df["sku"]) == {"T4-16GB"}
+    assert store.latency_points(model=["no-such-model"]).empty
