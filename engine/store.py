@@ -10,6 +10,8 @@ from the seed tables on disk) is rebuilt with a logged message.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -36,6 +38,8 @@ SEED_DIR = DATA_DIR / "seed"
 DB_NAME = "kneepoint.duckdb"
 ENV_DB = "KNEEPOINT_DB"
 SCHEMA_VERSION = "1"
+#: tables that also hold the user's own rows (imports, profiler output)
+USER_TABLES = ("latency_points", "preprocessing_points")
 
 __all__ = ["Store", "SeedError", "StoreError", "resolve_db_path", "build_database", "seed_hash"]
 
@@ -162,13 +166,26 @@ def build_database(path: Path, seed_dir: Path = SEED_DIR) -> None:
 # --------------------------------------------------------------------------- store
 
 class Store:
-    """A handle on the profile database. Thread-safe: each query uses its own cursor."""
+    """A handle on the profile database. Thread-safe: each query uses its own cursor.
 
-    def __init__(self, path: Optional[Path] = None, seed_dir: Path = SEED_DIR):
+    The seed database (built from data/seed) is attached read-only as `seed`;
+    the user's own rows (imports, profiler output) are kept apart, so a rebuild
+    of the seed never loses them: in memory, and, unless `user_dir` is None,
+    persisted as one Parquet file per table under `user_dir`. Writes take a
+    file lock, re-read the file, and replace it atomically, so two processes
+    adding rows at once lose nothing; readers pick up another process's writes
+    on their next query. Each table the engine reads is a view over both parts.
+    """
+
+    def __init__(self, path: Optional[Path] = None, seed_dir: Path = SEED_DIR,
+                 user_dir: Optional[Path] | str = "default"):
         self.path = Path(path) if path is not None else resolve_db_path()
         self.seed_dir = seed_dir
+        self.user_dir = (self.path.with_name(self.path.stem + "-user") if user_dir == "default"
+                         else (Path(user_dir) if user_dir is not None else None))
         self.rebuilt_because: Optional[str] = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._loaded_mtime: dict[str, float] = {}
         self._con = self._open()
 
     def _open(self) -> duckdb.DuckDBPyConnection:
@@ -178,10 +195,45 @@ class Store:
             self.rebuilt_because = reason
             self.path.unlink(missing_ok=True)
             build_database(self.path, self.seed_dir)
+        con = duckdb.connect(":memory:")
         try:
-            return duckdb.connect(str(self.path), read_only=True)
+            con.execute("ATTACH ? AS seed (READ_ONLY)", [str(self.path)])
         except duckdb.Error as e:
+            con.close()
             raise StoreError(f"cannot open the profile database {self.path}: {e}") from None
+        for name, (model, _key) in TABLES.items():
+            if name in USER_TABLES:
+                cols = ", ".join(f'"{f}" {_sql_type(i.annotation)}' for f, i in model.model_fields.items())
+                con.execute(f'CREATE TABLE "user_{name}" ({cols})')
+                con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM seed."{name}" '
+                            f'UNION ALL SELECT * FROM "user_{name}"')
+            else:
+                con.execute(f'CREATE VIEW "{name}" AS SELECT * FROM seed."{name}"')
+        self._con = con
+        for name in USER_TABLES:
+            self._reload_user(name)
+        return con
+
+    def _user_file(self, table: str) -> Optional[Path]:
+        return None if self.user_dir is None else self.user_dir / f"{table}.parquet"
+
+    def _reload_user(self, table: str, force: bool = False) -> None:
+        """Load the user's rows of `table` from disk if the file changed since last load."""
+        path = self._user_file(table)
+        if path is None:
+            return
+        mtime = path.stat().st_mtime if path.exists() else 0.0
+        if not force and self._loaded_mtime.get(table) == mtime:
+            return
+        with self._lock:
+            self._con.execute(f'DELETE FROM "user_{table}"')
+            if mtime:
+                try:
+                    self._con.execute(f'INSERT INTO "user_{table}" SELECT * FROM read_parquet(?)', [str(path)])
+                except duckdb.Error as e:
+                    raise StoreError(f"the user table {path} cannot be read ({e}); move it away to start "
+                                     "afresh") from None
+            self._loaded_mtime[table] = mtime
 
     def _staleness(self) -> Optional[str]:
         if not self.path.exists():
@@ -203,9 +255,94 @@ class Store:
     def close(self) -> None:
         self._con.close()
 
+    # -- writes: user rows only, all-or-nothing --------------------------------
+
+    @contextlib.contextmanager
+    def _file_lock(self):
+        if self.user_dir is None:
+            yield
+            return
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.user_dir / ".lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def add_rows(self, table: str, rows: list) -> int:
+        """Add validated rows to the user's part of `table`, all or nothing.
+
+        Rejects the whole batch if a row repeats the key of a row already in the
+        store (seed or user) or of another row in the batch.
+        """
+        if table not in USER_TABLES:
+            raise StoreError(f"rows cannot be added to {table!r}; importable tables: {', '.join(USER_TABLES)}")
+        model, key = TABLES[table]
+        bad = [r for r in rows if not isinstance(r, model)]
+        if bad:
+            raise StoreError(f"{table} takes {model.__name__} rows, got {type(bad[0]).__name__}")
+        if not rows:
+            return 0
+        _check_keys(table, key, rows)
+        frame = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(model.model_fields))
+        with self._file_lock(), self._lock:
+            self._reload_user(table)  # another process may have written since
+            con = self._con
+            con.register("_new", frame)
+            try:
+                if key:
+                    on = " AND ".join(f'e."{c}" IS NOT DISTINCT FROM n."{c}"' for c in key)
+                    clash = con.execute(f'SELECT n.*, e.source AS existing_source FROM _new n JOIN "{table}" e '
+                                        f"ON {on} LIMIT 1").df()
+                    if len(clash):
+                        k = ", ".join(f"{c}={clash[c][0]}" for c in key)
+                        raise StoreError(f"{table}: a row with {k} is already in the store "
+                                         f"(source: {clash['existing_source'][0]}); nothing was added")
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    con.execute(f'INSERT INTO "user_{table}" SELECT * FROM _new')
+                    self._persist(table)
+                    con.execute("COMMIT")
+                except (duckdb.Error, OSError) as e:
+                    con.execute("ROLLBACK")
+                    raise StoreError(f"{table}: the rows could not be written ({e}); nothing was added") from None
+            finally:
+                con.unregister("_new")
+        return len(rows)
+
+    def _persist(self, table: str) -> None:
+        path = self._user_file(table)
+        if path is None:
+            return
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            quoted = str(tmp).replace("'", "''")
+            self._con.execute(f"COPY \"user_{table}\" TO '{quoted}' (FORMAT parquet)")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._loaded_mtime[table] = path.stat().st_mtime
+
+    def clear_user_rows(self, table: str) -> int:
+        """Delete every user row of a table; returns how many were removed."""
+        if table not in USER_TABLES:
+            raise StoreError(f"{table!r} has no user rows; importable tables: {', '.join(USER_TABLES)}")
+        with self._file_lock(), self._lock:
+            self._reload_user(table)
+            n = int(self._con.execute(f'SELECT count(*) FROM "user_{table}"').fetchone()[0])
+            self._con.execute(f'DELETE FROM "user_{table}"')
+            self._persist(table)
+        return n
+
+    def user_counts(self) -> dict[str, int]:
+        return {t: int(self._frame(f'SELECT count(*) AS n FROM "user_{t}"')["n"][0]) for t in USER_TABLES}
+
     # -- queries (parameterised; callers never write SQL) ---------------------
 
     def _frame(self, sql: str, params: Optional[list] = None) -> pd.DataFrame:
+        for table in USER_TABLES:
+            self._reload_user(table)
         with self._lock:
             cur = self._con.cursor()
         try:

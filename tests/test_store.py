@@ -125,3 +125,52 @@ def test_latency_filters(store):
     df = store.latency_points(model=["resnet50"], sku=["T4-16GB"])
     assert len(df) > 0 and set(df["model"]) == {"resnet50"} and set(df["sku"]) == {"T4-16GB"}
     assert store.latency_points(model=["no-such-model"]).empty
+
+
+def _point(**kw):
+    from engine.records import LatencyPointRow
+
+    base = dict(model="resnet50", sku="A100-SXM4-40GB", partition="1g.5gb", precision="fp16", framework="onnxruntime",
+                batch=1, mean_ms=2.0, throughput=500.0, kind="measured", source="test", measured_on="2026-11-22")
+    base.update(kw)
+    return LatencyPointRow(**base)
+
+
+def test_user_rows_persist_and_survive_rebuild(tmp_path, seed_copy):
+    path = tmp_path / "k.duckdb"
+    s = Store(path, seed_dir=seed_copy)
+    before = len(s.latency_points(model=["resnet50"]))
+    assert s.add_rows("latency_points", [_point(batch=1), _point(batch=2, mean_ms=3.0)]) == 2
+    assert len(s.latency_points(model=["resnet50"])) == before + 2
+    other = Store(path, seed_dir=seed_copy)  # another process's view
+    assert other.user_counts()["latency_points"] == 2
+    other.add_rows("latency_points", [_point(batch=4, mean_ms=5.0)])
+    assert s.user_counts()["latency_points"] == 3  # the first handle sees the second's write
+    (seed_copy / "gpus.csv").write_text((seed_copy / "gpus.csv").read_text().replace("PCIe card", "PCIe board"))
+    rebuilt = Store(path, seed_dir=seed_copy)
+    assert rebuilt.rebuilt_because and rebuilt.user_counts()["latency_points"] == 3
+    assert rebuilt.clear_user_rows("latency_points") == 3 and s.user_counts()["latency_points"] == 0
+
+
+def test_add_rows_is_all_or_nothing(tmp_path):
+    s = Store(tmp_path / "k.duckdb")
+    s.add_rows("latency_points", [_point(batch=1)])
+    with pytest.raises(Exception, match="already in the store"):
+        s.add_rows("latency_points", [_point(batch=8), _point(batch=1)])
+    with pytest.raises(SeedError, match="duplicate"):
+        s.add_rows("latency_points", [_point(batch=16), _point(batch=16)])
+    assert s.user_counts()["latency_points"] == 1
+    published = s.latency_points(model=["resnet50"], sku=["T4-16GB"]).iloc[0]
+    clash = _point(sku="T4-16GB", partition="full", precision=published["precision"],
+                   framework=published["framework"], batch=int(published["batch"]))
+    with pytest.raises(Exception, match="already in the store"):
+        s.add_rows("latency_points", [clash])
+    with pytest.raises(Exception, match="importable tables"):
+        s.add_rows("gpus", [])
+
+
+def test_in_memory_user_rows_are_private(tmp_path):
+    path = tmp_path / "k.duckdb"
+    a, b = Store(path, user_dir=None), Store(path, user_dir=None)
+    a.add_rows("latency_points", [_point()])
+    assert a.user_counts()["latency_points"] == 1 and b.user_counts()["latency_points"] == 0
