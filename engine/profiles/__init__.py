@@ -1,0 +1,10 @@
+"""Service-time model: interpolation, slice law, knees (DESIGN.md section 5)."""
+
+from engine.profiles.curves import Curve, CurveKey
+from engine.profiles.interp import OutOfRange
+from engine.profiles.knee import KneeRule
+from engine.profiles.service import Knee, Prediction, ProfileBook, ProfileError
+from engine.profiles.slicelaw import SliceFit, fit_slice_law, slice_latency
+
+__all__ = ["Curve", "CurveKey", "Knee", "KneeRule", "OutOfRange", "Prediction", "ProfileBook", "ProfileError",
+           "SliceFit", "fit_slice_law", "slice_latency"]

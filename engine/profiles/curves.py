@@ -1,0 +1,109 @@
+"""Latency curves: one (model, GPU, partition, precision, framework, input length) series.
+
+A Curve holds mean and tail latency (seconds) at each profiled batch size and
+answers for any batch in its range, interpolated in log(batch); a derived
+curve (slice law) answers on 1..max_batch. Outside the range it refuses.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from engine.profiles.interp import OutOfRange, interp_log_batch
+from engine.profiles.slicelaw import SliceFit, slice_latency
+from engine.profiles.tails import PERCENTILES, jitter_factor
+
+
+class CurveKey(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    sku: str
+    partition: str
+    precision: str
+    framework: str
+    input_len: Optional[float] = None
+
+
+class Curve(BaseModel):
+    """Mean and tail latency vs batch for one series, with its provenance."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: CurveKey
+    provenance: str  # measured | published | derived (mixed measured+published reads 'published')
+    batches: tuple[int, ...]  # profiled batches, or the derived range's end points
+    mean_s: tuple[float, ...]
+    tails_s: dict[int, tuple[float, ...]]  # percentile -> latency at each batch; only those published
+    sources: tuple[str, ...]
+    # derived curves only
+    reference: Optional[CurveKey] = None
+    sm_ratio: Optional[float] = None
+    fit: Optional[SliceFit] = None
+    cross_gpu: bool = False
+    tail_ratio: dict[int, float] = {}  # derived: the reference's published tail/mean ratio (median)
+
+    @property
+    def min_batch(self) -> int:
+        return self.batches[0]
+
+    @property
+    def max_batch(self) -> int:
+        return self.batches[-1]
+
+    def mean(self, batch) -> np.ndarray:
+        """Mean service time (s) at `batch`; raises OutOfRange outside the curve."""
+        b = np.atleast_1d(np.asarray(batch, dtype=float))
+        if self.fit is not None:
+            if np.any(b < self.min_batch) or np.any(b > self.max_batch):
+                bad = b[(b < self.min_batch) | (b > self.max_batch)][0]
+                raise OutOfRange(f"batch {bad:g} is outside the derived range {self.min_batch}..{self.max_batch}")
+            return slice_latency(self.fit, b, self.sm_ratio)
+        return interp_log_batch(self.batches, self.mean_s, b)
+
+    def tail(self, batch, percentile: int) -> np.ndarray:
+        """Tail latency (s): published percentile where present, else the jitter model.
+
+        A derived curve keeps its reference's published tail-to-mean ratio.
+        """
+        if percentile in self.tails_s:
+            return interp_log_batch(self.batches, self.tails_s[percentile], batch)
+        if percentile in self.tail_ratio:
+            return self.mean(batch) * self.tail_ratio[percentile]
+        return self.mean(batch) * jitter_factor(percentile)
+
+    def tail_source(self, percentile: int) -> str:
+        if percentile in self.tails_s:
+            return "published"
+        if percentile in self.tail_ratio:
+            return "reference's published tail/mean ratio"
+        return "jitter model (log-normal, cv 5%)"
+
+    def grid(self, max_batch: Optional[int] = None) -> np.ndarray:
+        """Every integer batch the curve answers for (capped at `max_batch`)."""
+        hi = self.max_batch if max_batch is None else min(self.max_batch, max_batch)
+        return np.arange(self.min_batch, hi + 1)
+
+    def throughput(self, batch) -> np.ndarray:
+        """Items per second when batches of this size run back to back."""
+        return np.asarray(batch, dtype=float) / self.mean(batch)
+
+
+def curve_from_points(key: CurveKey, points) -> Curve:
+    """Build a Curve from latency-point rows (a DataFrame of one series), ms -> s."""
+    g = points.sort_values("batch")
+    if g["batch"].duplicated().any():
+        raise ValueError(f"series {key} has repeated batch sizes")
+    tails = {}
+    for q in PERCENTILES:
+        col = g.get(f"p{q}_ms")
+        if col is not None and col.notna().all():
+            tails[q] = tuple(float(v) / 1e3 for v in col)
+    kinds = set(g["kind"])
+    provenance = "measured" if kinds == {"measured"} else "published" if "published" in kinds else sorted(kinds)[0]
+    return Curve(key=key, provenance=provenance, batches=tuple(int(b) for b in g["batch"]),
+                 mean_s=tuple(float(v) / 1e3 for v in g["mean_ms"]), tails_s=tails,
+                 sources=tuple(dict.fromkeys(g["source"])))
