@@ -37,6 +37,22 @@ class InputKind(StrEnum):
     VARIABLE = "variable"  # cost depends on input length (audio seconds, tokens)
 
 
+class LoadKind(StrEnum):
+    """What a load-latency sweep varies (Triton perf_analyzer's two load modes)."""
+
+    CONCURRENCY = "concurrency"  # outstanding requests kept in flight
+    REQUEST_RATE = "request_rate"  # requests per second offered
+
+
+PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
+
+
+def _check_precision(v: str) -> str:
+    if v not in PRECISIONS:
+        raise ValueError(f"{v!r} is not a precision; valid: {', '.join(PRECISIONS)}")
+    return v
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
@@ -139,10 +155,46 @@ class LatencyPointRow(_Row):
     @field_validator("precision")
     @classmethod
     def _precision(cls, v: str) -> str:
-        allowed = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
-        if v not in allowed:
-            raise ValueError(f"{v!r} is not a precision; valid: {', '.join(allowed)}")
-        return v
+        return _check_precision(v)
+
+
+class LoadPointRow(_Row):
+    """One load level of a load-latency sweep at a fixed client batch size (Triton perf_analyzer).
+
+    All times are per request, in ms (perf_analyzer reports microseconds; importers convert).
+    The breakdown is perf_analyzer's: client send, network + server send/receive, server queue,
+    server compute input / infer / output, client receive.
+    """
+
+    model: str
+    sku: str = Field(description="GPU SKU, or 'CPU'")
+    partition: str = Field(description="'full', a MIG profile such as '1g.5gb', or 'mps:25'")
+    precision: str
+    framework: str
+    batch: int = Field(ge=1, description="client batch size (items per request)")
+    load_kind: LoadKind
+    load: float = Field(gt=0, description="concurrent requests, or requests per second")
+    throughput: float = Field(gt=0, description="inferences (items) per second")
+    client_send_ms: Optional[float] = Field(default=None, ge=0)
+    network_ms: Optional[float] = Field(default=None, ge=0, description="network + server send/recv")
+    server_queue_ms: Optional[float] = Field(default=None, ge=0)
+    compute_input_ms: Optional[float] = Field(default=None, ge=0)
+    compute_infer_ms: Optional[float] = Field(default=None, ge=0)
+    compute_output_ms: Optional[float] = Field(default=None, ge=0)
+    client_recv_ms: Optional[float] = Field(default=None, ge=0)
+    p50_ms: Optional[float] = Field(default=None, gt=0)
+    p90_ms: Optional[float] = Field(default=None, gt=0)
+    p95_ms: Optional[float] = Field(default=None, gt=0)
+    p99_ms: Optional[float] = Field(default=None, gt=0)
+    avg_ms: Optional[float] = Field(default=None, gt=0, description="mean end-to-end latency")
+    kind: Provenance
+    measured_on: str = Field(default="", description="date and host for measured rows")
+    note: str = ""
+
+    @field_validator("precision")
+    @classmethod
+    def _precision(cls, v: str) -> str:
+        return _check_precision(v)
 
 
 class PreprocessingPointRow(_Row):
@@ -194,6 +246,10 @@ TABLES: dict[str, tuple[type[_Row], tuple[str, ...]]] = {
     "latency_points": (
         LatencyPointRow,
         ("model", "sku", "partition", "precision", "framework", "batch", "input_len"),
+    ),
+    "load_points": (
+        LoadPointRow,
+        ("model", "sku", "partition", "precision", "framework", "batch", "load_kind", "load"),
     ),
     "preprocessing_points": (PreprocessingPointRow, ()),
     "rpc_figures": (RpcFigureRow, ()),

@@ -30,14 +30,19 @@ def _optional(model: type[BaseModel], field: str) -> bool:
     return origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(ann)
 
 
-def rows_from_records(records: Iterable[dict], model: type[R], where: str) -> list[R]:
-    """Validate dict records (one per line after the header) into `model` rows."""
+def rows_from_records(records: Iterable[dict], model: type[R], where: str, start: int = 2,
+                      unit: str = "line") -> list[R]:
+    """Validate dict records (one per line after the header) into `model` rows.
+
+    Errors name `where`, then `unit` and number (records count from `start`: line 2 is the
+    first row under a CSV header; a Parquet importer passes start=1, unit='row').
+    """
     fields = model.model_fields
     out: list[R] = []
-    for line, rec in enumerate(records, start=2):
+    for line, rec in enumerate(records, start=start):
         unknown = [k for k in rec if k not in fields]
         if unknown:
-            raise SeedError(f"{where}: line {line}: unknown column {unknown[0]!r}; expected: {', '.join(fields)}")
+            raise SeedError(f"{where}: {unit} {line}: unknown column {unknown[0]!r}; expected: {', '.join(fields)}")
         clean = {}
         for k, v in rec.items():
             if isinstance(v, str) and v.strip() == "":
@@ -54,7 +59,7 @@ def rows_from_records(records: Iterable[dict], model: type[R], where: str) -> li
             loc = ".".join(str(p) for p in err["loc"]) or "row"
             value = clean.get(err["loc"][0], "") if err["loc"] else ""
             msg = err["msg"].removeprefix("Value error, ")
-            raise SeedError(f"{where}: line {line}: field {loc!r}: {msg} (value {value!r})") from None
+            raise SeedError(f"{where}: {unit} {line}: field {loc!r}: {msg} (value {value!r})") from None
     return out
 
 

@@ -39,7 +39,7 @@ DB_NAME = "kneepoint.duckdb"
 ENV_DB = "KNEEPOINT_DB"
 SCHEMA_VERSION = "1"
 #: tables that also hold the user's own rows (imports, profiler output)
-USER_TABLES = ("latency_points", "preprocessing_points")
+USER_TABLES = ("latency_points", "load_points", "preprocessing_points")
 
 __all__ = ["Store", "SeedError", "StoreError", "resolve_db_path", "build_database", "seed_hash"]
 
@@ -271,45 +271,70 @@ class Store:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def add_rows(self, table: str, rows: list) -> int:
-        """Add validated rows to the user's part of `table`, all or nothing.
+        """Add validated rows to the user's part of `table`, all or nothing (see add_many)."""
+        return self.add_many({table: rows})[table]
 
-        Rejects the whole batch if a row repeats the key of a row already in the
-        store (seed or user) or of another row in the batch.
+    def add_many(self, rows_by_table: dict[str, list]) -> dict[str, int]:
+        """Add validated rows to the user's part of several tables in one all-or-nothing step.
+
+        Rejects everything if a row repeats the key of a row already in the store (seed or
+        user) or of another row for the same table; if writing any table fails, no table
+        changes. Returns the number of rows added per table.
         """
-        if table not in USER_TABLES:
-            raise StoreError(f"rows cannot be added to {table!r}; importable tables: {', '.join(USER_TABLES)}")
-        model, key = TABLES[table]
-        bad = [r for r in rows if not isinstance(r, model)]
-        if bad:
-            raise StoreError(f"{table} takes {model.__name__} rows, got {type(bad[0]).__name__}")
-        if not rows:
-            return 0
-        _check_keys(table, key, rows)
-        frame = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(model.model_fields))
+        frames = {}
+        for table, rows in rows_by_table.items():
+            if table not in USER_TABLES:
+                raise StoreError(f"rows cannot be added to {table!r}; importable tables: {', '.join(USER_TABLES)}")
+            model, key = TABLES[table]
+            bad = [r for r in rows if not isinstance(r, model)]
+            if bad:
+                raise StoreError(f"{table} takes {model.__name__} rows, got {type(bad[0]).__name__}")
+            if rows:
+                _check_keys(table, key, rows)
+                frames[table] = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(model.model_fields))
+        counts = {t: len(rows) for t, rows in rows_by_table.items()}
+        if not frames:
+            return counts
         with self._file_lock(), self._lock:
-            self._reload_user(table)  # another process may have written since
             con = self._con
-            con.register("_new", frame)
+            for table, frame in frames.items():
+                self._reload_user(table)  # another process may have written since
+                con.register(f"_new_{table}", frame)
             try:
-                if key:
-                    on = " AND ".join(f'e."{c}" IS NOT DISTINCT FROM n."{c}"' for c in key)
-                    clash = con.execute(f'SELECT n.*, e.source AS existing_source FROM _new n JOIN "{table}" e '
-                                        f"ON {on} LIMIT 1").df()
-                    if len(clash):
-                        k = ", ".join(f"{c}={clash[c][0]}" for c in key)
-                        raise StoreError(f"{table}: a row with {k} is already in the store "
-                                         f"(source: {clash['existing_source'][0]}); nothing was added")
+                for table in frames:
+                    self._refuse_clash(table)
+                written: list[str] = []
                 con.execute("BEGIN TRANSACTION")
                 try:
-                    con.execute(f'INSERT INTO "user_{table}" SELECT * FROM _new')
-                    self._persist(table)
+                    for table in frames:
+                        con.execute(f'INSERT INTO "user_{table}" SELECT * FROM "_new_{table}"')
+                    for table in frames:
+                        self._persist(table)
+                        written.append(table)
                     con.execute("COMMIT")
                 except (duckdb.Error, OSError) as e:
                     con.execute("ROLLBACK")
-                    raise StoreError(f"{table}: the rows could not be written ({e}); nothing was added") from None
+                    for table in written:  # put back the files already replaced
+                        self._persist(table)
+                    raise StoreError(f"{', '.join(frames)}: the rows could not be written ({e}); "
+                                     "nothing was added") from None
             finally:
-                con.unregister("_new")
-        return len(rows)
+                for table in frames:
+                    con.unregister(f"_new_{table}")
+        return counts
+
+    def _refuse_clash(self, table: str) -> None:
+        """Raise if a staged row (view _new_<table>) repeats the key of a row in the store."""
+        key = TABLES[table][1]
+        if not key:
+            return
+        on = " AND ".join(f'e."{c}" IS NOT DISTINCT FROM n."{c}"' for c in key)
+        clash = self._con.execute(f'SELECT n.*, e.source AS existing_source FROM "_new_{table}" n '
+                                  f'JOIN "{table}" e ON {on} LIMIT 1').df()
+        if len(clash):
+            k = ", ".join(f"{c}={clash[c][0]}" for c in key)
+            raise StoreError(f"{table}: a row with {k} is already in the store "
+                             f"(source: {clash['existing_source'][0]}); nothing was added")
 
     def _persist(self, table: str) -> None:
         path = self._user_file(table)
@@ -334,6 +359,18 @@ class Store:
             self._con.execute(f'DELETE FROM "user_{table}"')
             self._persist(table)
         return n
+
+    def version(self) -> tuple:
+        """Changes whenever the data the engine reads changes (seed rebuild or a user write)."""
+        for table in USER_TABLES:
+            self._reload_user(table)
+        return (str(self.path), seed_hash(self.seed_dir), tuple(sorted(self._loaded_mtime.items())))
+
+    def user_rows(self, table: str) -> pd.DataFrame:
+        """The user's own rows of `table` (imports, profiler output), without the seed rows."""
+        if table not in USER_TABLES:
+            raise StoreError(f"{table!r} has no user rows; importable tables: {', '.join(USER_TABLES)}")
+        return self._frame(f'SELECT * FROM "user_{table}"')
 
     def user_counts(self) -> dict[str, int]:
         return {t: int(self._frame(f'SELECT count(*) AS n FROM "user_{t}"')["n"][0]) for t in USER_TABLES}

@@ -15,7 +15,7 @@ import pytest
 from engine.records import TABLES
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
-CURATED = ["models", "latency_points", "preprocessing_points", "rpc_figures", "prices_power"]
+CURATED = ["models", "latency_points", "load_points", "preprocessing_points", "rpc_figures", "prices_power"]
 SKUS = {"A100-SXM4-40GB", "A100-SXM4-80GB", "A30-24GB", "V100-16GB", "V100-32GB", "T4-16GB",
         "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-141GB"}
 
@@ -98,3 +98,20 @@ def test_latency_points_are_consistent():
     implied = batch * 1000 / mean
     odd = pts[(thr / implied > 3) | (thr / implied < 1 / 3)]
     assert odd.empty, odd[["model", "sku", "batch", "mean_ms", "throughput"]]
+
+
+def test_load_points_are_consistent():
+    """Triton online sweeps: known models and GPUs, full GPU, published, breakdown kept, ms."""
+    pts = _load("load_points")
+    models = set(_load("models").name)
+    assert set(pts.model) <= models and set(pts.sku) <= SKUS
+    assert (pts.partition == "full").all() and (pts.kind == "published").all()
+    assert set(pts.load_kind) == {"concurrency"}
+    assert {("resnet50", "A100-SXM4-80GB"), ("resnet50", "V100-32GB"), ("resnet50", "T4-16GB")} <= set(zip(pts.model, pts.sku))
+    for col in ("throughput", "server_queue_ms", "compute_input_ms", "compute_infer_ms", "compute_output_ms",
+                "network_ms", "p99_ms", "avg_ms"):
+        assert (pts[col] != "").all(), f"load_points.{col} has empty cells"
+    # one sweep per (model, sku, framework): loads are distinct and the compute breakdown fits inside the mean
+    assert not pts.duplicated(["model", "sku", "framework", "precision", "batch", "load"]).any()
+    compute = sum(pts[c].astype(float) for c in ("compute_input_ms", "compute_infer_ms", "compute_output_ms"))
+    assert (compute <= pts.avg_ms.astype(float) * 1.01).all()

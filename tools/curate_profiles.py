@@ -2,8 +2,9 @@
 
 Reads ../shared/data/seed_sources/*.csv (and numbers quoted from the research
 seeds in ../shared/seeds), selects rows, keeps the numbers and a short source
-per row, and writes data/seed/{models,latency_points,preprocessing_points,
-rpc_figures,prices_power}.csv in the schema of engine/records.py. Every file is
+per row, and writes data/seed/{models,latency_points,load_points,
+preprocessing_points,rpc_figures,prices_power}.csv in the schema of engine/records.py
+(load_points: tools/curate_load_points.py). Every file is
 read back with pandas and validated row by row; a bad row stops the run.
 Hand-entered data (models, table selections, seed figures, notes): tools/profile_facts.py.
 What was chosen and why: data/seed/README.md. Re-runnable.
@@ -34,6 +35,7 @@ DEFAULT_SOURCES = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is not a package: find profile_facts.py beside this file
 from profile_facts import (ALLOWED_SKUS, DLE, DLE_TABLES, GPU_PRIM, KINDS, MODELS, P_EXTRA, P_NOTE,  # noqa: E402
                            P_SKIP, POINT, PRICE_EXTRA, RPC_SPLIT, SEED_FIGS, SIZES, SKUS, SPLITRPC)
+from curate_load_points import load_points  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- models
@@ -316,7 +318,11 @@ def main(argv=None) -> int:
     for p in points:
         if p["model"] not in names or p["sku"] not in ALLOWED_SKUS:
             raise SystemExit(f"latency point with unknown model/sku: {p['model']} {p['sku']}")
-    tables = {"models": mods, "latency_points": points, "preprocessing_points": preprocessing(a.sources),
+    loads = load_points(a.sources)
+    for p in loads:
+        if p["model"] not in names or p["sku"] not in ALLOWED_SKUS:
+            raise SystemExit(f"load point with unknown model/sku: {p['model']} {p['sku']}")
+    tables = {"models": mods, "latency_points": points, "load_points": loads, "preprocessing_points": preprocessing(a.sources),
               "rpc_figures": rpc_figures(a.sources), "prices_power": prices_power(a.sources)}
     a.out.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():

@@ -204,3 +204,15 @@ PRICE_EXTRA = [  # PREBA cost-model defaults, appended after the prices_power.cs
          reliability="paper assumption", note="'time' in Throughput x time cost-efficiency; CAPEX = server + GPU + FPGA",
          source="PREBA seed, Sec 6.3"),
 ]
+
+# ----------------------------------------------------------------------------- load points (Triton online sweeps)
+# triton_latency_breakdown.csv model dir -> (project model, framework, note). nnUNet and FastPitch are not in
+# models.csv and are dropped; so are A40 rows (not a catalogue GPU).
+_N_ONLINE = ("Triton online scenario: perf_analyzer concurrency sweep, client batch 1 (-b 1 in the DLE online test "
+             "script), dynamic batching (max batch 128, preferred 64/128), so the server batch grows with load; "
+             "{inst} model instance(s); the source CSV keeps only p99 and avg of the published percentiles")
+TRITON_LOAD = {
+    "PyTorch/Classification/ConvNets/triton/resnet50": ("resnet50", "triton-onnxruntime-tensorrt", _N_ONLINE.format(inst=1)),
+    "TensorFlow/Classification/ConvNets/triton": ("resnet50", "triton-tf-trt", _N_ONLINE.format(inst=2)),
+}
+TRITON_LOAD_BATCH = 1  # client batch size of the DLE online scenario

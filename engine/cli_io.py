@@ -1,0 +1,145 @@
+"""`python -m engine import ...` and `python -m engine export ...`: register(subparsers) adds both.
+
+    import perf-analyzer FILE --model M --gpu G --partition P --batch B [--precision fp16] [--framework triton]
+    import model-analyzer FILE --gpu G --partition P [--model M] [--triton-model T] [--config C] ...
+    import csv FILE [--table latency_points]        (the project's own schema, as exported)
+    import parquet FILE [--table latency_points]
+    export csv|parquet PATH [--table T] [--user-only]   (PATH: a directory for every table, a file for one)
+
+Each handler prints what it added or wrote (rows per table) and returns 0; an import that fails
+prints its one-line reason (file, line, field) on stderr, adds nothing, and returns 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine.exporters import FORMATS, export_all, export_table
+from engine.importers import ImportFailed, ImportResult, import_file, import_model_analyzer, import_perf_analyzer
+from engine.records import PRECISIONS, TABLES
+
+__all__ = ["register", "cmd_import_perf_analyzer", "cmd_import_model_analyzer", "cmd_import_own", "cmd_export"]
+
+_USER_TABLES = ("latency_points", "load_points", "preprocessing_points")  # engine.store.USER_TABLES, without DuckDB
+
+
+def _store(store):
+    if store is not None:
+        return store
+    from engine.store import Store
+
+    return Store()
+
+
+def _report(run) -> int:
+    try:
+        result: ImportResult = run()
+    except ImportFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    for note in result.notes:
+        print(f"note: {note}")
+    return 0
+
+
+def _triton_fields(args: argparse.Namespace) -> dict:
+    return dict(gpu=args.gpu, partition=args.partition, precision=args.precision, framework=args.framework,
+                source_ref=args.source, measured_on=args.measured_on)
+
+
+def cmd_import_perf_analyzer(args: argparse.Namespace, store=None) -> int:
+    fields = _triton_fields(args) | dict(model=args.model, batch=args.batch)
+    return _report(lambda: import_perf_analyzer(_store(store), args.file, **fields))
+
+
+def cmd_import_model_analyzer(args: argparse.Namespace, store=None) -> int:
+    fields = _triton_fields(args) | dict(model=args.model, triton_model=args.triton_model, config=args.config)
+    return _report(lambda: import_model_analyzer(_store(store), args.file, **fields))
+
+
+def cmd_import_own(args: argparse.Namespace, store=None) -> int:
+    return _report(lambda: import_file(_store(store), args.file, table=args.table, fmt=args.format))
+
+
+def cmd_export(args: argparse.Namespace, store=None) -> int:
+    s = _store(store)
+    path = Path(args.path)
+    try:
+        if args.table:
+            if args.user_only and args.table not in _USER_TABLES:
+                raise ValueError(f"{args.table!r} has no user rows; tables with user rows: {', '.join(_USER_TABLES)}")
+            if path.is_dir():
+                path = path / f"{args.table}.{args.format}"
+            counts = {args.table: export_table(s, args.table, path, args.format, args.user_only)}
+        else:
+            counts = export_all(s, path, args.format, args.user_only)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {', '.join(f'{n} {t}' for t, n in counts.items())} to {path}")
+    return 0
+
+
+def _common_triton(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="the CSV file")
+    p.add_argument("--gpu", required=True, help="catalogue GPU SKU it ran on (e.g. A100-SXM4-40GB), or CPU")
+    p.add_argument("--partition", required=True, help="full, a MIG profile of that GPU (1g.5gb), or mps:N (1..100)")
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS, help="default: fp16")
+    p.add_argument("--framework", default="triton", help="backend label kept with the rows (default: triton)")
+    p.add_argument("--source", help="short provenance kept on every row (default: tool and file name)")
+    p.add_argument("--measured-on", default="", help="date and host of the measurement")
+
+
+def register(subparsers) -> None:
+    """Add the `import` and `export` commands to an argparse subparsers object."""
+    imp = subparsers.add_parser("import", help="import measurements into the store (all or nothing)")
+    isub = imp.add_subparsers(dest="import_kind", required=True, parser_class=type(imp), metavar="KIND")
+
+    pa = isub.add_parser("perf-analyzer", help="Triton perf_analyzer -f CSV (microseconds), one batch size")
+    _common_triton(pa)
+    pa.add_argument("--model", required=True, help="project model name (e.g. resnet50)")
+    pa.add_argument("--batch", required=True, type=int, help="client batch size (perf_analyzer -b)")
+    pa.set_defaults(func=cmd_import_perf_analyzer)
+
+    ma = isub.add_parser("model-analyzer", help="Triton Model Analyzer metrics-model-inference.csv (ms)")
+    _common_triton(ma)
+    ma.add_argument("--model", help="project model name (default: the file's Model column)")
+    ma.add_argument("--triton-model", help="keep only rows whose Model column is this")
+    ma.add_argument("--config", help="keep only rows of this Model Config Path (e.g. resnet50_config_2)")
+    ma.set_defaults(func=cmd_import_model_analyzer)
+
+    for fmt in FORMATS:
+        own = isub.add_parser(fmt, help=f"the project's own {fmt} schema (as written by export {fmt})")
+        own.add_argument("file", type=Path)
+        own.add_argument("--table", choices=_USER_TABLES,
+                         help="target table (default: the file's name if it is a table, else latency_points)")
+        own.set_defaults(func=cmd_import_own, format=fmt)
+
+    exp = subparsers.add_parser("export", help="write tables to CSV or Parquet in the project's own schema")
+    exp.add_argument("format", choices=FORMATS)
+    exp.add_argument("path", type=Path, help="a directory (every table, <table>.<format>) or, with --table, a file")
+    exp.add_argument("--table", choices=list(TABLES), help="export only this table, to the file PATH")
+    exp.add_argument("--user-only", action="store_true", help="only the user's rows (imports, profiler output)")
+    exp.set_defaults(func=cmd_export)
+
+
+def main(argv=None) -> int:
+    """Stand-alone entry (`python -m engine.cli_io import ...`) until engine.cli calls register()."""
+    from engine.cli import _Parser
+    from engine.store import StoreError
+
+    parser = _Parser(prog="python -m engine")
+    register(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ImportFailed, StoreError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

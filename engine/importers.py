@@ -1,0 +1,267 @@
+"""Importers, all-or-nothing: the project's own CSV/Parquet schema, Triton perf_analyzer and Model Analyzer CSVs.
+
+Parsers (`parse_own`, and `parse_perf_analyzer` / `parse_model_analyzer` from engine.triton_formats) are
+pure functions from a path or the bytes of an upload, plus the fields the user gives, to row lists; they
+read the whole file before returning anything. The `import_*` functions also check every row against the
+hardware catalogue (`sku` is a catalogue GPU or 'CPU'; `partition` is 'full', 'mps:N' with N in 1..100,
+or a MIG profile of that GPU) and then add all rows with one `Store.add_many` call: a bad row, a key
+already in the store, or a failed write adds nothing. Every failure is one ImportFailed whose message
+names the file, the line (CSV, header = line 1) or row (Parquet, first = row 1), and the field.
+
+Units: the own schema is in the units of engine/records.py (ms, items/s); perf_analyzer reports
+microseconds (converted to ms); Model Analyzer reports ms.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Union
+
+from engine.records import TABLES
+from engine.seedio import SeedError, read_csv, rows_from_records
+
+Source = Union[str, Path, bytes]
+
+__all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_perf_analyzer",
+           "import_model_analyzer", "placement_error", "check_rows", "read_bytes", "decode"]
+
+
+class ImportFailed(ValueError):
+    """A file that cannot be imported; the one-line message names file, line/row and field. Nothing was added."""
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).splitlines()))
+
+
+@dataclass
+class ImportResult:
+    """What an import added (or, from a parser, would add): rows per table, and remarks for the user."""
+
+    where: str
+    rows: dict[str, list] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {t: len(r) for t, r in self.rows.items()}
+
+    def summary(self) -> str:
+        added = ", ".join(f"{n} {t}" for t, n in self.counts().items())
+        return f"added {added or 'nothing'} from {self.where}"
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_bytes(source: Source, name: Optional[str] = None) -> tuple[bytes, str]:
+    """The file's bytes and the name errors use (the upload's name, else the path's file name)."""
+    if isinstance(source, bytes):
+        return source, name or "upload"
+    path = Path(source)
+    try:
+        return path.read_bytes(), name or path.name
+    except OSError as e:
+        raise ImportFailed(f"{name or path.name}: cannot be read ({e.strerror or e})") from None
+
+
+def decode(data: bytes, where: str) -> str:
+    """Strict UTF-8 (a leading BOM is dropped); an empty file is refused."""
+    if not data.strip():
+        raise ImportFailed(f"{where}: the file is empty")
+    try:
+        return data.decode("utf-8-sig", errors="strict")
+    except UnicodeDecodeError as e:
+        raise ImportFailed(f"{where}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                           "save it as UTF-8 CSV") from None
+
+
+def _optional(model, name: str) -> bool:
+    ann = model.model_fields[name].annotation
+    return typing.get_origin(ann) in (typing.Union, types.UnionType) and type(None) in typing.get_args(ann)
+
+
+# --------------------------------------------------------------------------- own schema
+
+def _table_for(table: Optional[str], where: str) -> str:
+    from engine.store import USER_TABLES
+
+    if table is None:
+        stem = Path(where).stem
+        table = stem if stem in TABLES else "latency_points"
+    if table not in USER_TABLES:
+        raise ImportFailed(f"{where}: table {table!r} does not take imported rows; importable: {', '.join(USER_TABLES)}")
+    return table
+
+
+def _fmt_for(fmt: Optional[str], where: str) -> str:
+    fmt = fmt or ("parquet" if where.lower().endswith((".parquet", ".pq")) else "csv")
+    if fmt not in ("csv", "parquet"):
+        raise ImportFailed(f"{where}: format {fmt!r} is not csv or parquet")
+    return fmt
+
+
+def parse_own(source: Source, table: str, fmt: str = "csv", name: Optional[str] = None) -> list:
+    """Rows of `table` from a file in the project's own schema (the exporter's output), validated.
+
+    CSV: header = the row model's fields (optional columns may be left out), empty cell = no value.
+    Parquet: the same columns; nulls and NaN in optional fields = no value.
+    """
+    data, where = read_bytes(source, name)
+    model = TABLES[table][0]
+    failure = None
+    try:
+        if fmt == "csv":
+            decode(data, where)
+            rows = read_csv(data, model, name=where)
+        else:
+            rows = rows_from_records(_parquet_records(data, model, where), model, where, start=1, unit="row")
+    except SeedError as e:
+        failure = str(e)
+    except csv.Error as e:
+        failure = f"{where}: not a readable CSV file ({e})"
+    if failure:  # raised outside the handler: no chain to pydantic's error and the frames it holds
+        raise ImportFailed(failure)
+    if not rows:
+        raise ImportFailed(f"{where}: no rows under the header")
+    return rows
+
+
+def _parquet_records(data: bytes, model, where: str) -> list[dict]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not data:
+        raise ImportFailed(f"{where}: the file is empty")
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as e:
+        raise ImportFailed(f"{where}: not a readable Parquet file ({e})") from None
+    fields = model.model_fields
+    unknown = [c for c in table.column_names if c not in fields]
+    if unknown:
+        raise ImportFailed(f"{where}: unknown column {unknown[0]!r}; expected: {', '.join(fields)}")
+    missing = [f for f, info in fields.items() if info.is_required() and f not in table.column_names]
+    if missing:
+        raise ImportFailed(f"{where}: missing column(s) {', '.join(missing)}")
+    records = []
+    for rec in table.to_pylist():
+        clean = {}
+        for k, v in rec.items():
+            if isinstance(v, float) and math.isnan(v):
+                v = None
+            if v is None and not _optional(model, k) and not fields[k].is_required():
+                continue  # a null in a column with a default (note, measured_on): the default
+            clean[k] = v
+        records.append(clean)
+    return records
+
+
+# --------------------------------------------------------------------------- catalogue checks
+
+def placement_error(catalog, sku: str, partition: str) -> Optional[str]:
+    """Why (sku, partition) is not a place a model can run, or None if it is."""
+    if sku == "CPU":
+        return None if partition == "full" else f"field 'partition': {partition!r} is not valid on CPU; valid: full"
+    if sku not in catalog.skus:
+        return f"field 'sku': {sku!r} is not a GPU in the catalogue; valid: {', '.join(catalog.skus)}, CPU"
+    m = re.fullmatch(r"mps:(\d+)", partition)
+    profiles = [p.name for p in catalog.gpu(sku).profiles]
+    if partition == "full" or (m and 1 <= int(m.group(1)) <= 100) or partition in profiles:
+        return None
+    valid = ["full", "mps:1..mps:100"] + profiles
+    return f"field 'partition': {partition!r} is not a partition of {sku}; valid: {', '.join(valid)}"
+
+
+def check_rows(catalog, table: str, rows: list, where: str, start: int = 2, unit: str = "line") -> None:
+    """Every row's sku/partition is in the catalogue and no two rows share the table's key."""
+    model, key = TABLES[table]
+    placed = "sku" in model.model_fields and "partition" in model.model_fields
+    seen: dict[tuple, int] = {}
+    for i, r in enumerate(rows, start=start):
+        msg = placement_error(catalog, r.sku, r.partition) if placed else None
+        if msg:
+            raise ImportFailed(f"{where}: {unit} {i}: {msg}")
+        if key:
+            k = tuple(getattr(r, c) for c in key)
+            if k in seen:
+                raise ImportFailed(f"{where}: {unit} {i}: duplicate of {unit} {seen[k]} (same {', '.join(key)})")
+            seen[k] = i
+
+
+def check_given(catalog, sku: str, partition: str, where: str) -> None:
+    """The GPU and partition the user gave for a whole file."""
+    msg = placement_error(catalog, sku, partition)
+    if msg:
+        raise ImportFailed(f"{where}: {msg}")
+
+
+# --------------------------------------------------------------------------- into the store
+
+def _commit(store, result: ImportResult) -> ImportResult:
+    from engine.store import StoreError
+
+    failure = None
+    try:
+        store.add_many(result.rows)
+    except (StoreError, SeedError) as e:
+        failure = f"{result.where}: {e}"
+    if failure:
+        raise ImportFailed(failure)
+    return result
+
+
+def import_file(store, source: Source, table: Optional[str] = None, fmt: Optional[str] = None,
+                name: Optional[str] = None) -> ImportResult:
+    """Import a file in the project's own schema (CSV or Parquet) into `table`.
+
+    `table` defaults to the file's stem when that is an importable table (load_points.csv), else
+    latency_points; `fmt` defaults from the suffix (.parquet/.pq, else csv).
+    """
+    data, where = read_bytes(source, name)
+    table, fmt = _table_for(table, where), _fmt_for(fmt, where)
+    rows = parse_own(data, table, fmt, name=where)
+    start, unit = (2, "line") if fmt == "csv" else (1, "row")
+    check_rows(store.catalog(), table, rows, where, start, unit)
+    return _commit(store, ImportResult(where, {table: rows}))
+
+
+def import_perf_analyzer(store, source: Source, *, name: Optional[str] = None, **given) -> ImportResult:
+    """Import a perf_analyzer CSV (see engine.triton_formats.parse_perf_analyzer for `given`)."""
+    from engine.triton_formats import parse_perf_analyzer
+
+    data, where = read_bytes(source, name)
+    check_given(store.catalog(), given.get("gpu", ""), given.get("partition", ""), where)
+    return _commit(store, parse_perf_analyzer(data, name=where, **given))
+
+
+def import_model_analyzer(store, source: Source, *, name: Optional[str] = None, **given) -> ImportResult:
+    """Import a Model Analyzer metrics-model-inference.csv (see engine.triton_formats.parse_model_analyzer)."""
+    from engine.triton_formats import parse_model_analyzer
+
+    data, where = read_bytes(source, name)
+    check_given(store.catalog(), given.get("gpu", ""), given.get("partition", ""), where)
+    return _commit(store, parse_model_analyzer(data, name=where, **given))
+
+
+#: the formats an upload can be in, with the label a page shows
+IMPORT_FORMATS = {
+    "csv": "Kneepoint CSV",
+    "parquet": "Kneepoint Parquet",
+    "perf-analyzer": "Triton perf_analyzer CSV",
+    "model-analyzer": "Triton Model Analyzer metrics-model-inference.csv",
+}
+
+
+def import_upload(store, fmt: str, data: bytes, name: str, given: dict) -> ImportResult:
+    """Import uploaded bytes in one of IMPORT_FORMATS; `given` holds the fields the format needs."""
+    if fmt == "perf-analyzer":
+        return import_perf_analyzer(store, data, name=name, **given)
+    if fmt == "model-analyzer":
+        return import_model_analyzer(store, data, name=name, **given)
+    if fmt in ("csv", "parquet"):
+        return import_file(store, data, table=given.get("table"), fmt=fmt, name=name)
+    raise ImportFailed(f"{name}: {fmt!r} is not an import format; valid: {', '.join(IMPORT_FORMATS)}")
