@@ -58,6 +58,68 @@ def cmd_profiles_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _book():
+    from engine.profiles import ProfileBook
+
+    return ProfileBook.from_store(_store())
+
+
+def cmd_profiles_predict(args: argparse.Namespace) -> int:
+    p = _book().predict(args.model, args.gpu, args.partition, args.batch, input_len=args.input_len,
+                        precision=args.precision, framework=args.framework, cross_gpu=args.cross_gpu)
+    out = {
+        "model": p.model, "gpu": p.sku, "partition": p.partition, "precision": p.precision,
+        "framework": p.framework, "batch": p.batch, "input_len": p.input_len,
+        "mean_ms": p.mean_s * 1e3, **{f"p{q}_ms": v * 1e3 for q, v in p.tail_s.items()},
+        "tail_source": p.tail_source, "throughput_items_per_s": p.throughput, "utilization": p.utilization,
+        "provenance": p.provenance, "reference": p.reference, "sm_ratio": p.sm_ratio,
+        "fit_rms_rel_error": p.fit_rms_rel_error, "cross_gpu": p.cross_gpu,
+        "memory_max_batch": p.memory_max_batch, "sources": list(p.sources),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    length = f", input length {p.input_len:g}" if p.input_len is not None else ""
+    print(f"{p.model} on {p.sku} {p.partition} ({p.precision}, {p.framework}), batch {p.batch}{length}")
+    print(f"  mean {out['mean_ms']:.3f} ms   p50 {out['p50_ms']:.3f}   p95 {out['p95_ms']:.3f}   "
+          f"p99 {out['p99_ms']:.3f} ms  (tails: {p.tail_source})")
+    print(f"  throughput {p.throughput:,.1f} items/s   utilization {p.utilization:.2f}")
+    print(f"  provenance: {p.provenance}" + (f" from {p.reference} (SM ratio {p.sm_ratio:.3f}, fit RMS "
+                                             f"relative error {p.fit_rms_rel_error:.1%})" if p.reference else "")
+          + (" [cross-GPU]" if p.cross_gpu else ""))
+    if p.memory_max_batch is not None:
+        print(f"  memory limit: batch <= {p.memory_max_batch}")
+    return 0
+
+
+def cmd_profiles_knee(args: argparse.Namespace) -> int:
+    book = _book()
+    k = book.knee(args.model, args.gpu, args.partition, args.rule, threshold=args.threshold,
+                  percentile=args.percentile, input_len=args.input_len, precision=args.precision,
+                  framework=args.framework, cross_gpu=args.cross_gpu)
+    out = {"model": args.model, "gpu": args.gpu, "partition": args.partition, "rule": k.rule.value,
+           "batch_knee": k.batch, "time_knee_ms": k.time_s * 1e3, "percentile": k.percentile,
+           "utilization": k.utilization, "threshold": k.threshold, "provenance": k.provenance}
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        rule = f"utilization >= {k.threshold:g}" if k.threshold is not None else "Kneedle on tail latency vs throughput"
+        print(f"Batch_knee {k.batch} (rule: {rule}); Time_knee {k.time_s * 1e3:.3f} ms (p{k.percentile}); "
+              f"utilization {k.utilization:.2f}; {k.provenance}")
+    return 0
+
+
+def _profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True)
+    p.add_argument("--gpu", required=True)
+    p.add_argument("--partition", default="full", help="'full', a MIG profile (1g.5gb) or mps:N")
+    p.add_argument("--input-len", type=float, help="audio seconds or tokens, for variable-length models")
+    p.add_argument("--precision")
+    p.add_argument("--framework")
+    p.add_argument("--cross-gpu", action="store_true", help="allow deriving from another GPU's curve")
+    p.add_argument("--json", action="store_true")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m engine", description="Kneepoint engine: hardware catalogue and profile store.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -77,17 +139,35 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--gpu")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_profiles_list)
+    pp = psub.add_parser("predict", help="latency, throughput and utilisation of one batch")
+    _profile_args(pp)
+    pp.add_argument("--batch", type=int, required=True)
+    pp.set_defaults(func=cmd_profiles_predict)
+    pk = psub.add_parser("knee", help="Batch_knee and Time_knee of a partition")
+    _profile_args(pk)
+    pk.add_argument("--rule", default="utilization", choices=["utilization", "curve"])
+    pk.add_argument("--threshold", type=float, default=0.8, help="utilisation threshold (utilization rule)")
+    pk.add_argument("--percentile", type=int, default=95, help="tail percentile for Time_knee")
+    pk.set_defaults(func=cmd_profiles_knee)
+
+    from engine import cli_io, cli_profile
+
+    cli_io.register(sub)
+    cli_profile.register(sub)
     return p
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from engine.importers import ImportFailed
+    from engine.profilers import ProfilerError
+    from engine.profiles import ProfileError
     from engine.seedio import SeedError
     from engine.store import StoreError
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (LayoutError, UnknownNameError, SeedError, StoreError) as e:
+    except (LayoutError, UnknownNameError, SeedError, StoreError, ProfileError, ProfilerError, ImportFailed) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `| head` closed the pipe

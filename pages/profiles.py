@@ -1,46 +1,140 @@
-"""Profiles: browse the latency points in the store, plot them against batch size, export them."""
+"""Profiles: browse latency points, compare every partition of a GPU, import and export profiles."""
 
 import streamlit as st
 
-from engine.charts import latency_throughput_vs_batch
-from engine.records import Provenance
-from ui.session import get_store
+from engine.charts import latency_throughput_vs_batch, partition_comparison
+from engine.exporters import export_bytes
+from engine.importers import IMPORT_FORMATS, ImportFailed, import_upload
+from engine.profiles.views import series_knees
+from engine.records import TABLES, Provenance
+from engine.seedio import SeedError
+from engine.store import USER_TABLES, StoreError
+from ui.session import get_book, get_store, partition_view
 
 store = get_store()
 st.title("Latency profiles")
-st.caption("Measured, published and derived latency-vs-batch points in the profile store, with their sources.")
+st.caption("Measured, published and derived latency-vs-batch points, their knees, and what each MIG slice "
+           "of a GPU looks like.")
+browse, slices, io = st.tabs(["Browse points", "Partitions of a GPU", "Import and export"])
 
-models = store.distinct("latency_points", "model")
-skus = store.distinct("latency_points", "sku")
-default_model = [m for m in ("resnet50",) if m in models] or models[:1]
+with browse:
+    models = store.distinct("latency_points", "model")
+    skus = store.distinct("latency_points", "sku")
+    default_model = [m for m in ("resnet50",) if m in models] or models[:1]
+    c1, c2, c3, c4 = st.columns(4)
+    sel_models = c1.multiselect("Model", models, default=default_model, key="prof_model")
+    sel_skus = c2.multiselect("GPU", skus, key="prof_gpu", placeholder="all GPUs")
+    sel_parts = c3.multiselect("Partition", store.distinct("latency_points", "partition"), key="prof_partition",
+                               placeholder="all partitions")
+    sel_kinds = c4.multiselect("Provenance", [k.value for k in Provenance], key="prof_kind", placeholder="any")
+    c5, c6, c7 = st.columns(3)
+    show_tails = c5.toggle("Show published tail percentiles", value=True, key="prof_tails")
+    log_latency = c6.toggle("Log latency axis", value=False, key="prof_loglat")
+    show_knees = c7.toggle("Mark knees (p95)", value=True, key="prof_knees")
 
-c1, c2, c3, c4 = st.columns(4)
-sel_models = c1.multiselect("Model", models, default=default_model, key="prof_model")
-sel_skus = c2.multiselect("GPU", skus, key="prof_gpu", placeholder="all GPUs")
-partitions = store.distinct("latency_points", "partition")
-sel_parts = c3.multiselect("Partition", partitions, key="prof_partition", placeholder="all partitions")
-sel_kinds = c4.multiselect("Provenance", [k.value for k in Provenance], key="prof_kind", placeholder="any")
+    points = store.latency_points(model=sel_models or None, sku=sel_skus or None, partition=sel_parts or None,
+                                  kind=sel_kinds or None)
+    if points.empty:
+        st.warning("No latency points match these filters. Clear a filter to see more.")
+    else:
+        knees = series_knees(points) if show_knees else None
+        st.plotly_chart(latency_throughput_vs_batch(points, tails=show_tails, log_latency=log_latency, knees=knees),
+                        key="prof_chart")
+        n_series = points.groupby(["model", "sku", "partition", "precision", "framework", "input_len"],
+                                  dropna=False).ngroups
+        st.caption(f"{len(points)} points in {n_series} series. Solid lines: mean latency; dotted: published tail "
+                   "percentiles. Marker shape gives provenance. Stars: Batch_knee and Time_knee (p95) by the "
+                   "utilization rule (first batch reaching 80% of saturated throughput, PARIS) and by the curve "
+                   "rule (Kneedle on p95 latency vs throughput, PREBA).")
+        if knees is not None and len(knees):
+            with st.expander("Knees of each series"):
+                st.dataframe(knees, hide_index=True, key="prof_knee_table")
+        st.subheader("Points")
+        cols = ["model", "sku", "partition", "precision", "framework", "batch", "input_len", "mean_ms", "p50_ms",
+                "p90_ms", "p95_ms", "p99_ms", "throughput", "kind", "source", "measured_on", "note"]
+        st.dataframe(points[cols], hide_index=True, key="prof_table", column_config={
+            "throughput": st.column_config.NumberColumn("throughput (items/s)", format="%.1f"),
+            "mean_ms": st.column_config.NumberColumn("mean (ms)", format="%.3f")})
+        st.download_button("Export these points as CSV", points.to_csv(index=False).encode(), "latency_points.csv",
+                           "text/csv", key="prof_export")
 
-points = store.latency_points(model=sel_models or None, sku=sel_skus or None, partition=sel_parts or None,
-                              kind=sel_kinds or None)
-if points.empty:
-    st.warning("No latency points match these filters. Clear a filter to see more.")
-    st.stop()
+with slices:
+    book = get_book()
+    gpus = [g.sku for g in book.catalog.gpus]
+    models_all = sorted(set(book.points["model"]))
+    c1, c2, c3, c4 = st.columns(4)
+    s_model = c1.selectbox("Model", models_all, index=models_all.index("resnet50") if "resnet50" in models_all else 0,
+                           key="slice_model")
+    s_gpu = c2.selectbox("GPU", gpus, index=gpus.index("A100-SXM4-80GB") if "A100-SXM4-80GB" in gpus else 0,
+                         key="slice_gpu")
+    s_parts = c3.multiselect("Partitions", book.partitions(s_gpu), key="slice_parts", placeholder="all partitions")
+    s_pct = c4.selectbox("Tail percentile", [50, 90, 95, 99], index=2, key="slice_pct")
+    cross = st.toggle("Allow cross-GPU derivation (scale another GPU's curve by SM count)", value=False,
+                      key="slice_cross")
+    view = partition_view(s_model, s_gpu, s_parts, percentile=s_pct, cross_gpu=cross)
+    if view.summary.empty:
+        st.error("No partition of this GPU can be answered for this model: "
+                 + "; ".join(f"{p}: {why}" for p, why in list(view.unavailable.items())[:1]))
+    else:
+        st.plotly_chart(partition_comparison(view.curves, view.summary, view.percentile), key="slice_chart")
+        st.caption("Partitions without their own points are derived from a reference partition with the slice law "
+                   "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
+                   "largest measured batch and within the memory limit. Dashed: derived. Stars: Batch_knee by the "
+                   "utilization rule.")
+        st.dataframe(view.summary, hide_index=True, key="slice_table", column_config={
+            "fit_rms_rel_error": st.column_config.NumberColumn("fit RMS rel. error", format="percent"),
+            "batch1_ms": st.column_config.NumberColumn("batch-1 latency (ms)", format="%.3f"),
+            "max_throughput": st.column_config.NumberColumn("max throughput (items/s)", format="%.0f"),
+            "memory_max_batch": st.column_config.NumberColumn("memory batch limit"),
+            "knee_util_ms": st.column_config.NumberColumn("Time_knee util. (ms)", format="%.3f"),
+            "knee_curve_ms": st.column_config.NumberColumn("Time_knee curve (ms)", format="%.3f")})
+        for part, why in view.unavailable.items():
+            st.info(f"{part}: {why}")
 
-c5, c6 = st.columns(2)
-show_tails = c5.toggle("Show published tail percentiles", value=True, key="prof_tails")
-log_latency = c6.toggle("Log latency axis", value=False, key="prof_loglat")
-n_series = points.groupby(["model", "sku", "partition", "precision", "framework", "input_len"],
-                          dropna=False).ngroups
-st.plotly_chart(latency_throughput_vs_batch(points, tails=show_tails, log_latency=log_latency), key="prof_chart")
-st.caption(f"{len(points)} points in {n_series} series. Solid lines: mean latency; dotted: published "
-           "tail percentiles (p50/p90/p95/p99). Marker shape gives provenance.")
+with io:
+    st.subheader("Import measurements")
+    st.caption("An import is all or nothing: a bad row rejects the whole file, with its line and field, and "
+               "nothing is written. Imported rows sit beside the seed tables and survive a rebuild.")
+    fmt = st.radio("File format", list(IMPORT_FORMATS), horizontal=True, key="imp_format",
+                   format_func=IMPORT_FORMATS.get)
+    upload = st.file_uploader("File", type=["csv", "parquet"], key="imp_file")
+    given = {}
+    if fmt in ("perf-analyzer", "model-analyzer"):
+        c1, c2, c3, c4 = st.columns(4)
+        catalog = store.catalog()
+        given["gpu"] = c1.selectbox("GPU", catalog.skus, key="imp_gpu")
+        given["partition"] = c2.selectbox("Partition", get_book().partitions(given["gpu"]), key="imp_partition")
+        given["precision"] = c3.selectbox("Precision", ["fp16", "fp32", "tf32", "amp", "int8", "bf16"],
+                                          key="imp_precision")
+        given["framework"] = c4.text_input("Framework", "triton", key="imp_framework")
+        c5, c6 = st.columns(2)
+        model = c5.text_input("Model name", "", key="imp_model", placeholder="e.g. resnet50")
+        if fmt == "perf-analyzer":
+            given["batch"] = c6.number_input("Client batch size", 1, 4096, 1, key="imp_batch")
+            given["model"] = model
+        elif model:
+            given["model"] = model
+    else:
+        given["table"] = st.selectbox("Table", USER_TABLES, key="imp_table")
+    if st.button("Import", key="imp_go", disabled=upload is None, type="primary"):
+        if fmt == "perf-analyzer" and not given.get("model"):
+            st.error("Model name: give the model these measurements are of (e.g. resnet50).")
+        else:
+            try:
+                result = import_upload(store, fmt, upload.getvalue(), upload.name, given)
+            except (ImportFailed, StoreError, SeedError) as e:
+                st.error(f"Nothing was imported. {e}")
+            else:
+                st.success(result.summary().capitalize() + ".")
+                for note in result.notes:
+                    st.info(note)
 
-st.subheader("Points")
-cols = ["model", "sku", "partition", "precision", "framework", "batch", "input_len", "mean_ms", "p50_ms",
-        "p90_ms", "p95_ms", "p99_ms", "throughput", "kind", "source", "measured_on", "note"]
-st.dataframe(points[cols], hide_index=True, key="prof_table",
-             column_config={"throughput": st.column_config.NumberColumn("throughput (items/s)", format="%.1f"),
-                            "mean_ms": st.column_config.NumberColumn("mean (ms)", format="%.3f")})
-st.download_button("Export these points as CSV", points.to_csv(index=False).encode(), "latency_points.csv",
-                   "text/csv", key="prof_export")
+    st.subheader("Export")
+    c1, c2, c3 = st.columns(3)
+    ex_table = c1.selectbox("Table", list(TABLES), key="exp_table")
+    ex_fmt = c2.selectbox("Format", ["csv", "parquet"], key="exp_format")
+    ex_user = c3.toggle("Only my imported rows", value=False, key="exp_user",
+                        disabled=ex_table not in USER_TABLES)
+    data = export_bytes(store, ex_table, ex_fmt, user_only=ex_user and ex_table in USER_TABLES)
+    st.download_button(f"Download {ex_table}.{ex_fmt}", data, f"{ex_table}.{ex_fmt}",
+                       "text/csv" if ex_fmt == "csv" else "application/octet-stream", key="exp_download")

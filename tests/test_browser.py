@@ -88,3 +88,32 @@ def test_profiles_page_in_browser(server, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "profiles.png"), full_page=True)
     page.close()
+
+
+def test_import_panel_uploads_in_browser(server, browser, tmp_path):
+    """A person uploads a perf_analyzer CSV on the Import tab and sees what was added; a bad file is explained."""
+    good = tmp_path / "perf.csv"
+    good.write_text(
+        "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,"
+        "Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency\n"
+        "1,400.0,50,300,20,40,1900,30,10,2400,2500,2550,2700\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(good.read_text().replace("1900", "fast"))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Import and export").click()
+    page.get_by_text("Triton perf_analyzer CSV").click()
+    page.get_by_label("Model name").fill("browser-model")
+    page.get_by_label("Model name").press("Enter")
+    for path, expect in ((bad, "'fast' is not a number"), (good, "Added 1 load_points, 1 latency_points")):
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        page.get_by_text(path.name).first.wait_for(state="visible", timeout=30_000)
+        page.get_by_role("button", name="Import", exact=True).click()
+        try:
+            page.get_by_text(expect).first.wait_for(state="visible", timeout=30_000)
+        except Exception:
+            page.screenshot(path=str(SHOTS / "import-failure.png"), full_page=True)
+            raise
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "profiles-import.png"), full_page=True)
+    page.close()

@@ -50,3 +50,27 @@ def test_bad_arguments_are_one_line_errors():
         r = run(*args)
         assert r.returncode == 2, args
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+def test_profiles_predict_json_derived():
+    r = run("profiles", "predict", "--model", "resnet50", "--gpu", "A100-SXM4-80GB", "--partition", "1g.10gb",
+            "--batch", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["provenance"] == "derived" and out["reference"].startswith("A100-SXM4-80GB full")
+    assert out["mean_ms"] > 0 and out["p99_ms"] >= out["p50_ms"] and out["fit_rms_rel_error"] is not None
+    assert out["throughput_items_per_s"] > 0 and 0 < out["utilization"] <= 1
+
+
+def test_profiles_predict_refuses_extrapolation():
+    r = run("profiles", "predict", "--model", "resnet50", "--gpu", "T4-16GB", "--batch", "100000")
+    assert r.returncode == 2 and "outside" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_profiles_knee_rules():
+    for rule in ("utilization", "curve"):
+        r = run("profiles", "knee", "--model", "resnet50", "--gpu", "A100-SXM4-80GB", "--partition", "1g.10gb",
+                "--rule", rule, "--json")
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["rule"] == rule and out["batch_knee"] >= 1 and out["time_knee_ms"] > 0
