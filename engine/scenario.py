@@ -1,0 +1,283 @@
+"""The Scenario: one validated contract for pages, CLI, simulator and reports (schema kneepoint.scenario/1).
+
+A scenario is plain data: model, GPU (MIG layout, GPU% shares, or the whole
+GPU), host, preprocessing, RPC path, batching, scheduler, workload and cost.
+`load_scenario(data, book)` validates it once against the catalogue and the
+profile store; every error names the field path and the bad value, e.g.
+`gpu.layout[2]: '5g.20gb' is not a profile of A100-SXM4-40GB; valid: ...`.
+Defaults make `{"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}` valid.
+Times are milliseconds in the contract (what people type) and seconds inside the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+SCHEMA_ID = "kneepoint.scenario/1"
+
+
+class ScenarioError(ValueError):
+    """An invalid scenario; the message names the field path and the bad value."""
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- parts
+
+class GpuSpec(_Spec):
+    """The accelerators: `count` GPUs of one SKU, each whole, MIG-partitioned, or shared by GPU%."""
+
+    sku: str
+    count: int = Field(1, ge=1, le=64)
+    layout: Optional[list[str]] = Field(None, description="MIG profiles (optionally profile@start), same on every GPU")
+    layouts: Optional[list[list[str]]] = Field(None, description="one MIG layout per GPU")
+    shares: Optional[list[float]] = Field(None, description="GPU% per instance (MPS), same on every GPU")
+
+    @model_validator(mode="after")
+    def _one_partitioning(self) -> "GpuSpec":
+        given = [n for n in ("layout", "layouts", "shares") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one of layout, layouts or shares, not {' and '.join(given)}")
+        if self.layouts is not None and len(self.layouts) != self.count:
+            raise ValueError(f"layouts has {len(self.layouts)} entries for count = {self.count} GPUs")
+        if self.shares is not None:
+            if not self.shares or any(not 0 < s <= 100 for s in self.shares):
+                raise ValueError("shares must be GPU% values in (0, 100]")
+        return self
+
+
+class HostSpec(_Spec):
+    cpu_cores: int = Field(32, ge=1, le=1024, description="host CPU cores")
+    cpu_reserved_cores: int = Field(2, ge=0, description="cores kept for the OS and other work")
+
+    @model_validator(mode="after")
+    def _some_left(self) -> "HostSpec":
+        if self.cpu_reserved_cores >= self.cpu_cores:
+            raise ValueError(f"cpu_reserved_cores ({self.cpu_reserved_cores}) must be below cpu_cores "
+                             f"({self.cpu_cores})")
+        return self
+
+
+class PreprocessDevice(StrEnum):
+    CPU = "cpu"
+    DPU = "dpu"
+    GPU = "gpu"
+    NONE = "none"
+
+
+class PreprocessingSpec(_Spec):
+    device: PreprocessDevice = PreprocessDevice.CPU
+    cores: Optional[int] = Field(None, ge=1, description="CPU cores for preprocessing (default: all free cores)")
+    units: int = Field(1, ge=1, le=64, description="DPU compute units (CUs)")
+    ms_per_item: Optional[float] = Field(None, gt=0, description="override: CPU ms per item per core")
+    dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, description="override: latency of one item on a CU")
+    dpu_ii_ms: Optional[float] = Field(None, gt=0, description="override: initiation interval of a CU")
+    image_megapixels: float = Field(0.37, gt=0, description="input JPEG size (ImageNet mean about 0.37 MP)")
+
+
+class RpcPreset(StrEnum):
+    GRPC = "grpc"
+    GRPC_BYPASS = "grpc-bypass"
+    LYNX_SNIC = "lynx-snic"
+    SPLITRPC_PNIC = "splitrpc-pnic"
+    SPLITRPC_SNIC = "splitrpc-snic"
+    LOCAL = "local"
+
+
+class RpcSpec(_Spec):
+    preset: RpcPreset = RpcPreset.GRPC
+    link_gbps: float = Field(100.0, gt=0, le=3200)
+    copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
+    orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
+    completion: Optional[Literal["blocking", "callback", "polling"]] = None
+    polling_interval_us: Optional[float] = Field(None, gt=0)
+
+
+class BatchingPolicy(StrEnum):
+    NONE = "none"
+    FIXED = "fixed"
+    PREBA = "preba"
+    WORK_CONSERVING = "work-conserving"
+
+
+class BatchingSpec(_Spec):
+    policy: BatchingPolicy = BatchingPolicy.FIXED
+    max_batch: Optional[int] = Field(None, ge=1, le=4096, description="Batch_max (default: the knee)")
+    max_queue_delay_ms: Optional[float] = Field(None, ge=0, description="Time_queue (default: Time_knee / partitions)")
+
+
+class SchedulerPolicy(StrEnum):
+    FIFS = "fifs"
+    ELSA = "elsa"
+    ROUND_ROBIN = "round-robin"
+    JSQ = "jsq"
+
+
+class SchedulerSpec(_Spec):
+    policy: SchedulerPolicy = SchedulerPolicy.FIFS
+    alpha: float = Field(1.0, gt=0)
+    beta: float = Field(1.0, gt=0)
+
+
+class ArrivalSpec(_Spec):
+    kind: Literal["poisson"] = "poisson"
+    rate_rps: float = Field(1000.0, gt=0, le=1e7, description="requests per second")
+
+
+class QuerySizeSpec(_Spec):
+    kind: Literal["fixed", "lognormal"] = "fixed"
+    size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
+    mu: float = Field(1.0, description="log-normal location (PARIS section V)")
+    sigma: float = Field(1.0, gt=0, description="log-normal scale")
+    max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
+
+
+class InputLenSpec(_Spec):
+    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    value: Optional[float] = Field(None, gt=0, description="fixed length (audio s or tokens); default: profiled middle")
+    low: float = Field(1.0, gt=0)
+    high: float = Field(25.0, gt=0)
+    mu: float = 1.9
+    sigma: float = Field(0.5, gt=0)
+
+
+class SlaSpec(_Spec):
+    latency_ms: Optional[float] = Field(None, gt=0, description="default: MLPerf Server bound for the model, else 100")
+    percentile: float = Field(99.0, gt=0, lt=100)
+
+
+class WorkloadSpec(_Spec):
+    arrival: ArrivalSpec = ArrivalSpec()
+    query_size: QuerySizeSpec = QuerySizeSpec()
+    input_len: InputLenSpec = InputLenSpec()
+    sla: SlaSpec = SlaSpec()
+
+
+class CostSpec(_Spec):
+    years: float = Field(3.0, gt=0, le=20)
+    usd_per_kwh: float = Field(0.139, ge=0, description="PREBA section 6.3 default")
+    pue: float = Field(1.5, ge=1, le=3)
+    gpu_price_usd: Optional[float] = Field(None, ge=0)
+    server_price_usd: Optional[float] = Field(None, ge=0)
+    dpu_price_usd: Optional[float] = Field(None, ge=0)
+    nic_price_usd: Optional[float] = Field(None, ge=0)
+
+
+# --------------------------------------------------------------------------- scenario
+
+class Scenario(_Spec):
+    """One design and its workload. Validate with load_scenario() (needs the catalogue)."""
+
+    schema_: Literal["kneepoint.scenario/1"] = Field(SCHEMA_ID, alias="schema")
+    name: str = Field("untitled", min_length=1, max_length=120)
+    model: str
+    precision: Optional[str] = None
+    gpu: GpuSpec
+    host: HostSpec = HostSpec()
+    preprocessing: PreprocessingSpec = PreprocessingSpec()
+    rpc: RpcSpec = RpcSpec()
+    batching: BatchingSpec = BatchingSpec()
+    scheduler: SchedulerSpec = SchedulerSpec()
+    workload: WorkloadSpec = WorkloadSpec()
+    cost: CostSpec = CostSpec()
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, v: str, info: ValidationInfo) -> str:
+        book = (info.context or {}).get("book")
+        if book is not None:
+            have = sorted(set(book.points["model"]))
+            if v not in have:
+                raise ValueError(f"{v!r} has no latency profile; valid: {', '.join(have)}")
+        return v
+
+    @model_validator(mode="after")
+    def _against_catalogue(self, info: ValidationInfo) -> "Scenario":
+        book = (info.context or {}).get("book")
+        if book is None:
+            return self
+        from engine.catalog import LayoutError, UnknownNameError, validate_layout
+
+        try:
+            gpu = book.catalog.gpu(self.gpu.sku)
+        except UnknownNameError as e:
+            raise _PathError("gpu.sku", self.gpu.sku, str(e)) from None
+        layouts = self.gpu.layouts or ([self.gpu.layout] if self.gpu.layout is not None else [])
+        for g, layout in enumerate(layouts):
+            where = f"gpu.layouts[{g}]" if self.gpu.layouts else "gpu.layout"
+            for i, entry in enumerate(layout):
+                name = entry.split("@")[0]
+                try:
+                    gpu.profile(name)
+                except UnknownNameError as e:
+                    raise _PathError(f"{where}[{i}]", entry, str(e).split("; ", 1)[-1] if "valid" in str(e)
+                                     else str(e), prefix=f"{entry!r} is not a profile of {gpu.sku}") from None
+            try:
+                validate_layout(gpu, layout)
+            except LayoutError as e:
+                raise _PathError(where, layout, str(e)) from None
+        if self.precision is not None:
+            have = sorted(set(book.points.loc[book.points["model"] == self.model, "precision"]))
+            if self.precision not in have:
+                raise _PathError("precision", self.precision, f"valid for {self.model}: {', '.join(have)}")
+        return self
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2)
+
+
+class _PathError(ValueError):
+    """Raised inside validators to report a nested field path."""
+
+    def __init__(self, path: str, value, message: str, prefix: Optional[str] = None):
+        self.path, self.value = path, value
+        text = f"{prefix}; {message}" if prefix else message
+        super().__init__(text)
+
+
+def _format(err: dict) -> str:
+    loc = err.get("loc", ())
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    msg = err.get("msg", "").removeprefix("Value error, ")
+    if path:
+        return f"{path}: {msg} (got {err.get('input')!r})" if "input" in err and not isinstance(
+            err.get("input"), dict) else f"{path}: {msg}"
+    return msg
+
+
+def load_scenario(data: dict | str | Scenario, book=None) -> Scenario:
+    """Validate a scenario (dict, JSON text or Scenario) against the catalogue; raise ScenarioError."""
+    if isinstance(data, Scenario):
+        data = data.model_dump(mode="json", by_alias=True)
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"the scenario is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"a scenario is a JSON object, got {type(data).__name__}")
+    try:
+        return Scenario.model_validate(data, context={"book": book})
+    except _PathError as e:
+        raise ScenarioError(f"{e.path}: {e}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        ctx_err = (first.get("ctx") or {}).get("error")
+        if isinstance(ctx_err, _PathError):
+            raise ScenarioError(f"{ctx_err.path}: {ctx_err}") from None
+        raise ScenarioError(_format(first)) from None
+
+
+def scenario_schema() -> dict:
+    """JSON schema of the scenario contract."""
+    return Scenario.model_json_schema(by_alias=True)
