@@ -150,10 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--percentile", type=int, default=95, help="tail percentile for Time_knee")
     pk.set_defaults(func=cmd_profiles_knee)
 
-    from engine import cli_io, cli_profile
+    from engine import cli_eval, cli_io, cli_profile
 
     cli_io.register(sub)
     cli_profile.register(sub)
+    cli_eval.register(sub)
     return p
 
 
@@ -161,13 +162,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from engine.importers import ImportFailed
     from engine.profilers import ProfilerError
     from engine.profiles import ProfileError
+    from engine.scenario import ScenarioError
     from engine.seedio import SeedError
     from engine.store import StoreError
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (LayoutError, UnknownNameError, SeedError, StoreError, ProfileError, ProfilerError, ImportFailed) as e:
+    except (LayoutError, UnknownNameError, SeedError, StoreError, ProfileError, ProfilerError, ImportFailed,
+            ScenarioError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `| head` closed the pipe

@@ -74,7 +74,7 @@ class PreprocessDevice(StrEnum):
 class PreprocessingSpec(_Spec):
     device: PreprocessDevice = PreprocessDevice.CPU
     cores: Optional[int] = Field(None, ge=1, description="CPU cores for preprocessing (default: all free cores)")
-    units: int = Field(1, ge=1, le=64, description="DPU compute units (CUs)")
+    units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
     ms_per_item: Optional[float] = Field(None, gt=0, description="override: CPU ms per item per core")
     dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, description="override: latency of one item on a CU")
     dpu_ii_ms: Optional[float] = Field(None, gt=0, description="override: initiation interval of a CU")
@@ -95,8 +95,8 @@ class RpcSpec(_Spec):
     link_gbps: float = Field(100.0, gt=0, le=3200)
     copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
     orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
-    completion: Optional[Literal["blocking", "callback", "polling"]] = None
-    polling_interval_us: Optional[float] = Field(None, gt=0)
+    completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
+    polling_interval_us: Optional[float] = Field(None, gt=0, description="event-polling interval (completion = polling)")
 
 
 class BatchingPolicy(StrEnum):
@@ -194,9 +194,8 @@ class Scenario(_Spec):
     def _known_model(cls, v: str, info: ValidationInfo) -> str:
         book = (info.context or {}).get("book")
         if book is not None:
-            have = sorted(set(book.points["model"]))
-            if v not in have:
-                raise ValueError(f"{v!r} has no latency profile; valid: {', '.join(have)}")
+            if v not in book.model_names:
+                raise ValueError(f"{v!r} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
         return v
 
     @model_validator(mode="after")

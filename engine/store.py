@@ -20,6 +20,7 @@ import threading
 import types
 import typing
 import uuid
+import weakref
 from pathlib import Path
 from typing import Optional
 
@@ -187,6 +188,8 @@ class Store:
         self._lock = threading.RLock()
         self._loaded_mtime: dict[str, float] = {}
         self._con = self._open()
+        # close the DuckDB connection when the handle goes away or at exit (not at an arbitrary later GC)
+        weakref.finalize(self, self._con.close)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         reason = self._staleness()

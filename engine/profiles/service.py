@@ -82,6 +82,11 @@ class ProfileBook:
         self.points = points
         self.models = models.set_index("name") if "name" in models else models
         self.catalog = catalog
+        # the book is immutable, so curves, knees and input kinds are computed once
+        self._curves: dict[tuple, Curve] = {}
+        self._knees: dict[tuple, "Knee"] = {}
+        self._fixed: dict[str, bool] = {}
+        self.model_names: frozenset[str] = frozenset(points["model"])
 
     @classmethod
     def from_store(cls, store) -> "ProfileBook":
@@ -186,7 +191,7 @@ class ProfileBook:
                 cross_gpu: bool) -> tuple[str, str, str, str]:
         """Where the curve comes from: (sku, partition, precision, framework) of its own or reference points."""
         self.sm_count(sku, partition)  # validates the partition
-        if not (self.points["model"] == model).any():
+        if model not in self.model_names:
             raise ProfileError(f"no latency points for model {model!r}; models with points: "
                                f"{', '.join(sorted(set(self.points['model'])))}")
         src_sku, src_part = sku, partition
@@ -207,6 +212,12 @@ class ProfileBook:
               framework: Optional[str] = None, input_len: Optional[float] = None,
               cross_gpu: bool = False) -> Curve:
         """The latency curve of one series at one profiled input length (None for fixed inputs)."""
+        key = (model, sku, partition, precision, framework, input_len, cross_gpu)
+        if key not in self._curves:
+            self._curves[key] = self._curve(model, sku, partition, precision, framework, input_len, cross_gpu)
+        return self._curves[key]
+
+    def _curve(self, model, sku, partition, precision, framework, input_len, cross_gpu) -> Curve:
         ref_sku, ref_part, prec, fw = self._source(model, sku, partition, precision, framework, cross_gpu)
         if input_len is not None and input_len not in self.lengths(model, ref_sku, ref_part, prec, fw):
             raise ProfileError(f"{model} was not profiled at input length {input_len:g} on {ref_sku} {ref_part}; "
@@ -251,6 +262,11 @@ class ProfileBook:
         return [c_lo, c_hi], (input_len - lo) / (hi - lo), input_len
 
     def is_fixed_input(self, model: str) -> bool:
+        if model not in self._fixed:
+            self._fixed[model] = self._is_fixed_input(model)
+        return self._fixed[model]
+
+    def _is_fixed_input(self, model: str) -> bool:
         return self.points.loc[self.points["model"] == model, "input_len"].isna().all()
 
     def predict(self, model: str, sku: str, partition: str, batch: int, input_len: Optional[float] = None,
@@ -290,6 +306,14 @@ class ProfileBook:
              threshold: float = 0.8, percentile: int = 95, input_len: Optional[float] = None,
              precision: Optional[str] = None, framework: Optional[str] = None, cross_gpu: bool = False) -> Knee:
         """Batch_knee and Time_knee of one curve by the named rule (see engine.profiles.knee)."""
+        key = (model, sku, partition, str(rule), threshold, percentile, input_len, precision, framework, cross_gpu)
+        if key not in self._knees:
+            self._knees[key] = self._knee(model, sku, partition, rule, threshold, percentile, input_len, precision,
+                                          framework, cross_gpu)
+        return self._knees[key]
+
+    def _knee(self, model, sku, partition, rule, threshold, percentile, input_len, precision, framework,
+              cross_gpu) -> Knee:
         try:
             rule = KneeRule(rule)
         except ValueError:

@@ -1,0 +1,134 @@
+"""Assemble a scenario's stages: RPC path and host CPU, preprocessing, GPU partitions (DESIGN.md section 5).
+
+Host CPU budget: the free cores (cpu_cores - cpu_reserved_cores) serve the RPC
+path (server SerDes, stack, CPU copies, kernel launches and completion
+polling, engine.stages.rpc) and, when preprocessing runs on the CPU, the
+preprocessing pool. With `preprocessing.cores` unset the two share the free
+cores as one pool, so a saturated CPU starves the slices; with it set, the
+preprocessing pool is that many cores and RPC gets the rest. DPU and GPU
+decode are their own stages whose host-side driver work is charged to the
+RPC/host pool. A query of q items costs q preprocessing items.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from engine.analytic.design import Design, prepare, with_host, with_overhead
+from engine.profiles import ProfileBook
+from engine.scenario import PreprocessDevice, Scenario
+from engine.stages import StageCost
+from engine.stages.preprocess import decode_partitions, preprocess_stage
+from engine.stages.rpc import rpc_path, rpc_stage
+
+
+class Context(BaseModel):
+    """The data an evaluation reads: the profile book and the store's other tables."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    book: ProfileBook
+    preprocessing_points: pd.DataFrame
+    prices_power: pd.DataFrame
+    gpus: pd.DataFrame
+    _memo: dict = PrivateAttr(default_factory=dict)  # stage costs are pure in their inputs: compute once
+
+    def memo(self, key: tuple, make):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    @classmethod
+    def from_store(cls, store) -> "Context":
+        return cls(book=ProfileBook.from_store(store), preprocessing_points=store.table("preprocessing_points"),
+                   prices_power=store.table("prices_power"), gpus=store.table("gpus"))
+
+
+def _scaled(stage: StageCost, q: float, name: str | None = None) -> StageCost:
+    """A per-item stage as seen by a request of q items (q items in sequence on one server)."""
+    if q == 1 and name is None:
+        return stage
+    return StageCost(name=name or stage.name, service_s=stage.service_s * q, fixed_s=stage.fixed_s,
+                     servers=stage.servers, scv=stage.scv, capacity_rps=stage.capacity_rps / q,
+                     host_cpu_s=stage.host_cpu_s * q,
+                     breakdown_s={k: v * (q if k != "pcie" else 1) for k, v in stage.breakdown_s.items()}
+                     if not stage.fixed_s else {}, notes=stage.notes)
+
+
+def build_design(scenario: Scenario, ctx: Context) -> Design:
+    """The rate-independent design of a validated scenario."""
+    book = ctx.book
+    gpu = book.catalog.gpu(scenario.gpu.sku)
+    model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
+    gpu_key = ("gpu", scenario.model, scenario.precision, scenario.gpu.model_dump_json(), scenario.batching,
+               scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
+    design0 = ctx.memo(gpu_key, lambda: prepare(scenario, book))
+    q = design0.q_mean
+    free = scenario.host.cpu_cores - scenario.host.cpu_reserved_cores
+    # per-batch host work (launches, completion spin) is shared by a batch's requests: price it at Batch_max,
+    # the batch size near capacity, where the CPU budget matters
+    parts = design0.gpu.partitions
+    b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
+    t1 = float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts))
+    model_like = _ModelLike(model_row)
+    path = ctx.memo(("path", scenario.rpc, scenario.model, t1, gpu.pcie_gen, b),
+                    lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
+    notes = list(design0.notes)
+
+    pre_spec = scenario.preprocessing
+    layout = scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts else None)
+    audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
+    cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
+    pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
+    pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, tuple(layout or ())),
+                   lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
+                                            max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
+                                            pcie_gen=gpu.pcie_gen, partitions=decode_partitions(gpu, layout)))
+    pre = _scaled(pre, q)
+    stages: list[StageCost] = []
+    if cpu_pool_shared and pre.service_s > 0:
+        # one pool of free cores does RPC work and preprocessing: per request the CPU time of both
+        rpc = ctx.memo(("rpc", scenario.rpc, scenario.model, t1, gpu.pcie_gen, free, b),
+                       lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=free, batch=b))
+        cpu_s = rpc.host_cpu_s + pre.host_cpu_s
+        stages.append(StageCost(
+            name="host_cpu", service_s=rpc.service_s + pre.service_s, fixed_s=rpc.fixed_s, servers=free,
+            scv=pre.scv, capacity_rps=min(free / cpu_s, path.capacity_rps),  # cores, or the link / SmartNIC cap
+            host_cpu_s=cpu_s, breakdown_s={**rpc.breakdown_s, "preprocess_cpu": pre.service_s},
+            notes=rpc.notes + pre.notes))
+    else:
+        rpc_cores = max(free - (pre_cores if pre_spec.device == PreprocessDevice.CPU else 0), 1e-9)
+        if rpc_cores < 1:
+            notes.append("no host cores left for the RPC path after preprocessing")
+        rpc = ctx.memo(("rpc", scenario.rpc, scenario.model, t1, gpu.pcie_gen, rpc_cores, b),
+                       lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=max(rpc_cores, 1e-9),
+                                         batch=b))
+        if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
+            cpu_s = rpc.host_cpu_s + pre.host_cpu_s
+            rpc = rpc.model_copy(update={"capacity_rps": min(path.capacity_rps, rpc_cores / cpu_s),
+                                         "host_cpu_s": cpu_s})
+        stages.append(rpc)
+        if pre.service_s > 0 or pre.fixed_s > 0:
+            stages.append(pre)
+    return with_host(design0, scenario, tuple(stages), path.gpu_overhead_s,
+                     tuple(notes) + tuple(n for s in stages for n in s.notes),
+                     gpu=ctx.memo(("gpu+", gpu_key, path.gpu_overhead_s),
+                                  lambda: with_overhead(design0.gpu, path.gpu_overhead_s)))
+
+
+def _model_row(book: ProfileBook, model: str) -> pd.Series:
+    """The models.csv row (a model with points but no entry gets neutral defaults and no preprocessing)."""
+    if model in book.models.index:
+        return book.models.loc[model]
+    return pd.Series({"preprocess": "none", "request_bytes": 4096, "response_bytes": 1024, "kernel_count": None})
+
+
+class _ModelLike:
+    """The attributes engine.stages.rpc reads from a models.csv row."""
+
+    def __init__(self, row: pd.Series):
+        self.request_bytes = float(row.get("request_bytes", 4096))
+        self.response_bytes = float(row.get("response_bytes", 1024))
+        kc = row.get("kernel_count")
+        self.kernel_count = None if kc is None or pd.isna(kc) else int(kc)

@@ -1,0 +1,219 @@
+"""Latency and utilisation of a prepared design at one arrival rate (the fast inner loop).
+
+Approximations (documented so their error can be measured against the simulator):
+- Host stages (RPC, preprocessing, DPU...) are G/G/c queues with Poisson arrivals
+  (c_a^2 = 1), each StageCost's service time and SCV; mean wait by Allen-Cunneen,
+  the wait's tail exponential (engine.analytic.queueing).
+- The GPU with batching: at a given rate, batches are as large as the timeout
+  lets them grow (1 + lambda x Time_queue, at most Batch_max). If the partitions
+  cannot keep up at that size, batches grow until the partitions' capacity
+  equals the load (dynamic batching keeps every instance busy); if even
+  Batch_max cannot keep up, the design is unstable. Below saturation, batches
+  queue for instances as a G/G/c queue with c_a^2 = 1/b (a batch of b Poisson
+  arrivals is Erlang-b spaced). In the saturated regime a request waits for the
+  next free instance, about t(b)/(c+1) on average and up to t(b).
+- Round-robin splits the load evenly over partitions (each a G/G/1); first-idle,
+  ELSA and join-shortest-queue are treated as one pooled queue (their
+  differences are the simulator's job).
+- A request's tail latency adds the stages' excesses over their means in
+  quadrature: q_p = sum(means) + sqrt(sum((q_i - m_i)^2)); exact when one stage
+  dominates the variability, an approximation otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from engine.analytic.gpu import GpuSide
+from engine.analytic.queueing import gg_c_wait
+from engine.scenario import BatchingPolicy, SchedulerPolicy
+from engine.stages import StageCost
+
+GPU_SCV = 0.0025  # batch service-time jitter (cv 5 %, engine.profiles.tails)
+
+
+class StagePoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    servers: float
+    service_s: float
+    fixed_s: float
+    capacity_rps: float
+    utilization: float
+    wait_mean_s: float
+    wait_q_s: float
+    service_q_s: float
+
+
+class GpuPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    capacity_rps: float  # at Batch_max
+    utilization: float
+    batch: tuple[float, ...]  # items per batch on each partition
+    partition_utilization: tuple[float, ...]
+    batching_wait_mean_s: float
+    batching_wait_q_s: float
+    queue_wait_mean_s: float
+    queue_wait_q_s: float
+    service_mean_s: float
+    service_q_s: float
+    saturated: bool  # batches grew beyond the timeout size to keep up
+
+
+def _lognormal_q(mean: float, scv: float, p: float) -> float:
+    if scv <= 0 or mean <= 0:
+        return mean
+    s2 = math.log1p(scv)
+    return mean * math.exp(NormalDist().inv_cdf(p) * math.sqrt(s2) - s2 / 2)
+
+
+def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
+    """A host-side stage at `lam` requests/s (G/G/c, Poisson arrivals)."""
+    util = lam / stage.capacity_rps
+    if stage.service_s <= 0:
+        return StagePoint(name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
+                          capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=0.0 if util < 1 else math.inf,
+                          wait_q_s=0.0 if util < 1 else math.inf, service_q_s=0.0)
+    servers = max(stage.capacity_rps * stage.service_s, 1e-9)  # effective servers (a cap may bind first)
+    wq, wqq, _ = gg_c_wait(lam, stage.service_s, servers, 1.0, stage.scv, p)
+    return StagePoint(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
+                      capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=wq, wait_q_s=wqq,
+                      service_q_s=_lognormal_q(stage.service_s, stage.scv, p))
+
+
+def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray) -> float:
+    """Most requests/s the partitions sustain (each at its Batch_max, or each query alone without batching)."""
+    if gpu.policy == BatchingPolicy.NONE:
+        return float(sum(1.0 / _mean_job(p, q_pmf)[0] for p in gpu.partitions))
+    items = sum(p.max_batch / p.service(p.max_batch) for p in gpu.partitions)
+    return items / q_mean
+
+
+def _mean_job(part, q_pmf: np.ndarray) -> tuple[float, float, float]:
+    """(mean, second moment, p99) of the service time of one query of random size run alone."""
+    sizes = np.arange(1, len(q_pmf) + 1)
+    t = np.array([part.service(min(s, len(part.mean_s))) for s in sizes])
+    m = float(np.dot(q_pmf, t))
+    return m, float(np.dot(q_pmf, t * t)), float(np.max(t[q_pmf > 0]))
+
+
+def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
+              p: float) -> GpuPoint:
+    """The GPU partitions at `lam` requests/s."""
+    parts = gpu.partitions
+    n = len(parts)
+    cap = gpu_capacity_rps(gpu, q_mean, q_pmf)
+    lam_i = lam * q_mean
+    if gpu.policy == BatchingPolicy.NONE:
+        jobs = [_mean_job(pt, q_pmf) for pt in parts]
+        rates = np.array([1 / j[0] for j in jobs])
+        share = rates / rates.sum() if scheduler != SchedulerPolicy.ROUND_ROBIN else np.full(n, 1 / n)
+        m1 = float(np.dot(share, [j[0] for j in jobs]))
+        m2 = float(np.dot(share, [j[1] for j in jobs]))
+        scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
+        utils = tuple(float(lam * s * j[0]) for s, j in zip(share, jobs))
+        wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
+        svc_q = max(j[2] for j in jobs) if p >= 0.9 else m1
+        return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
+                        partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
+                        queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
+                        saturated=False)
+
+    tq = gpu.time_queue_s
+    # identical partitions behave alike: work per distinct partition, weighted by how many there are
+    reps, counts = _groups(parts)
+    big = [float(pt.max_batch) for pt in reps]
+    b_lo = [min(B, 1 + lam_i * tq / n) for B in big]  # each partition batches its share of the arrivals
+
+    def batches(f: float) -> list[float]:  # batch size of each partition type at fill level f
+        return [max(lo, 1 + f * (B - 1)) for lo, B in zip(b_lo, big)]
+
+    def items_capacity(f: float) -> float:
+        return sum(c * x / pt.service(x) for c, x, pt in zip(counts, batches(f), reps))
+
+    saturated = items_capacity(0.0) <= lam_i
+    f = 0.0
+    if saturated:
+        if items_capacity(1.0) <= lam_i:
+            return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(pt.max_batch) for pt in parts),
+                            partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
+                            batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
+                            service_mean_s=float(np.mean([pt.service(pt.max_batch) for pt in parts])),
+                            service_q_s=math.inf, saturated=True)
+        lo, hi = 0.0, 1.0
+        for _ in range(30):  # the fill level at which capacity meets the load
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if items_capacity(mid) >= lam_i else (mid, hi)
+        f = hi
+    cnt = np.array(counts, dtype=float)
+    bt = np.array(batches(f))
+    svc_t = np.array([pt.service(x) for pt, x in zip(reps, bt)])
+    rates_t = bt / svc_t  # items/s one partition of each type does at its batch
+    if scheduler != SchedulerPolicy.ROUND_ROBIN:
+        share_t = cnt * rates_t / np.dot(cnt, rates_t)  # total share of each type
+    else:
+        share_t = cnt / n
+    util_t = np.minimum(1.0, lam_i * share_t / (cnt * rates_t))
+    kinds = [next(k for k, r in enumerate(reps) if r.name == pt.name) for pt in parts]
+    b = [float(bt[k]) for k in kinds]
+    utils = tuple(float(util_t[k]) for k in kinds)
+    share = np.array([share_t[k] / cnt[k] for k in kinds])
+    rates = np.array([rates_t[k] for k in kinds])
+    svc = np.array([svc_t[k] for k in kinds])
+    b_mean = float(np.dot(share_t, bt))
+    svc_mean = float(np.dot(share_t, svc_t))
+    svc_q = float(max(pt.tail(x) for x, pt in zip(bt, reps)))
+    form = min(tq, (b_mean - 1) / lam_i) if lam_i > 0 else 0.0  # time to gather a batch (uniform wait 0..form)
+    # every instance busy: wait for the next to free up, plus the queue that builds as the load approaches
+    # what full batches can carry (G/G/c on full batches, which grows without bound at capacity)
+    full = np.array([pt.max_batch / pt.service(pt.max_batch) for pt in parts])
+    b_full = float(np.dot(full / full.sum(), [pt.max_batch for pt in parts]))
+    w_full, w_full_q = _queue(scheduler, lam_i / b_full, n, svc_mean, GPU_SCV, 1.0 / b_full,
+                              full / np.array([pt.max_batch for pt in parts]), share, p)
+    busy_wait, busy_q = svc_mean / (n + 1) + w_full, p * svc_mean + w_full_q
+    if saturated:
+        wq, wqq = busy_wait, busy_q
+        form = (b_mean - 1) / lam_i
+    else:
+        lam_b = lam_i / b_mean
+        batch_rates = rates / np.array(b)
+        wq, wqq = _queue(scheduler, lam_b, n, svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, share, p)
+        # near saturation a batcher takes everything waiting when an instance frees, so the wait never
+        # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
+        if wq > busy_wait:
+            wq, wqq = busy_wait, busy_q
+    return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
+                    partition_utilization=utils, batching_wait_mean_s=form / 2, batching_wait_q_s=p * form,
+                    queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_mean, service_q_s=svc_q,
+                    saturated=saturated)
+
+
+def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple[float, float]:
+    """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 for round-robin)."""
+    if scheduler == SchedulerPolicy.ROUND_ROBIN:
+        waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2, cs2, p) for s, r in zip(share, rates)]
+        return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)
+    servers = n
+    mean_s = n / float(np.sum(rates))  # pooled service time with the partitions' total capacity
+    wq, wqq, _ = gg_c_wait(lam_jobs, mean_s, servers, ca2, cs2, p)
+    return wq, wqq
+
+
+def _groups(parts) -> tuple[list, list[int]]:
+    """Distinct partitions (by profile) and how many of each."""
+    reps, counts = [], []
+    for pt in parts:
+        for k, r in enumerate(reps):
+            if r.name == pt.name:
+                counts[k] += 1
+                break
+        else:
+            reps.append(pt)
+            counts.append(1)
+    return reps, counts

@@ -1,0 +1,106 @@
+"""`python -m engine scenario schema` and `python -m engine evaluate SCENARIO.json [--sweep-rate LO:HI:N]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+
+def _ctx():
+    from engine.analytic import Context
+    from engine.store import Store
+
+    return Context.from_store(Store())
+
+
+def _read(path: str) -> str:
+    try:
+        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        from engine.scenario import ScenarioError
+
+        raise ScenarioError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _clean(x):
+    """JSON has no infinity: an unstable latency is reported as null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def _sweep_spec(text: str) -> tuple[float, float, int]:
+    try:
+        lo, hi, n = text.split(":")
+        lo_f, hi_f, n_i = float(lo), float(hi), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO:HI:N (e.g. 100:5000:20), got {text!r}") from None
+    if not (0 < lo_f <= hi_f) or not 1 <= n_i <= 10_000:
+        raise argparse.ArgumentTypeError(f"need 0 < LO <= HI and 1 <= N <= 10000, got {text!r}")
+    return lo_f, hi_f, n_i
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from engine.scenario import scenario_schema
+
+    print(json.dumps(scenario_schema(), indent=2))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from engine.analytic import build_design, evaluate_design, sweep
+    from engine.scenario import load_scenario
+
+    ctx = _ctx()
+    scenario = load_scenario(_read(args.scenario), ctx.book)
+    design = build_design(scenario, ctx)
+    if args.sweep_rate:
+        lo, hi, n = args.sweep_rate
+        points = [{"rate_rps": p.rate_rps, "stable": p.stable,
+                   "latency_ms": {k: v * 1e3 for k, v in p.latency_s.items() if k != "sla"},
+                   "unstable_reason": p.unstable_reason} for p in sweep(design, lo, hi, n)]
+        if args.json:
+            print(json.dumps(_clean(points), indent=1))
+        else:
+            print(f"{'rate (req/s)':>14} {'mean ms':>9} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9}")
+            for p in points:
+                lat = p["latency_ms"]
+                print(f"{p['rate_rps']:>14,.0f} " + " ".join(f"{lat[k]:>9.3f}" for k in ("mean", "p50", "p95", "p99"))
+                      + ("" if p["stable"] else "  unstable"))
+        return 0
+    e = evaluate_design(design, ctx)
+    out = _clean(e.model_dump())
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    lat = e.latency_ms
+    print(f"{scenario.name}: {scenario.model} on {scenario.gpu.count} x {scenario.gpu.sku} at {e.rate_rps:,.0f} req/s")
+    print(f"  capacity {e.capacity_rps:,.0f} req/s, bottleneck {e.bottleneck}; "
+          + ("stable" if e.stable else f"UNSTABLE: {e.unstable_reason}"))
+    if e.stable:
+        print("  latency ms: " + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
+    print(f"  SLA p{e.sla['percentile']:g} <= {e.sla['latency_ms']:g} ms: {'met' if e.sla['met'] else 'not met'}; "
+          f"SLA-bounded throughput {e.sla_bounded_rps:,.0f} req/s")
+    print("  utilisation: " + ", ".join(f"{k} {v:.2f}" for k, v in e.utilization.items()))
+    print(f"  cost over {e.cost['years']:g} years: TCO ${e.cost['tco_usd']:,.0f}, "
+          f"{e.cost['queries_per_usd']:,.0f} queries/$, {e.cost['queries_per_joule']:.2f} queries/J")
+    return 0
+
+
+def register(subparsers) -> None:
+    sc = subparsers.add_parser("scenario", help="the scenario contract")
+    ssub = sc.add_subparsers(dest="action", required=True, parser_class=type(subparsers._parser_class()))
+    sch = ssub.add_parser("schema", help="print the scenario's JSON schema")
+    sch.set_defaults(func=cmd_schema)
+    ev = subparsers.add_parser("evaluate", help="analytic capacity, latency, SLA-bounded throughput and cost")
+    ev.add_argument("scenario", help="scenario JSON file (or - for stdin)")
+    ev.add_argument("--sweep-rate", type=_sweep_spec, metavar="LO:HI:N", help="latency over N rates from LO to HI")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_evaluate)

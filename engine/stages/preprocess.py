@@ -1,0 +1,349 @@
+"""Preprocessing stage: CPU pool, FPGA DPU, GPU decode or none (DESIGN.md section 5; PREBA seed 3.3, 4.2).
+
+Pure functions over DataFrames of the store's tables. One request is one item (PREBA section 5: single-input
+requests; for n items scale service_s and host_cpu_s by n). Units: seconds, items/s, bytes, GB/s (10^9 B/s).
+
+Defaults and where they come from (all overridable through PreprocessingSpec):
+- CPU: cost per item per core from preprocessing_points (see cpu_cost_per_item_s). Service-time
+  scv IMAGE_SCV = AUDIO_SCV = 0.3 (assumption: ImageNet pixel counts and LibriSpeech lengths vary
+  with a CV of about 0.5, and the cost is roughly linear in the input size).
+- DPU (PREBA 4.2 gives no per-CU timings; derived): image CU II = DPU_IMAGE_II_MS_PER_MP x MP, the
+  JPEG decoder being the slowest unit of the pipelined CU. 1.85 ms/MP = Vitis Codec Library
+  jpegDecoder on t0.jpg (616x516, compression 9.3, ImageNet-like) 0.346 ms at 300 MHz (cosim),
+  x 1.70, the hardware/cosim ratio of android.jpg on a U50 (1.515 vs 0.889 ms) [xilinx.github.io/
+  Vitis_Libraries/codec/2021.2/benchmark.html]; latency = II + 0.05 ms (resize/crop/normalise tail of
+  a 224x224x3 stream; assumption). Audio: two CU types (PREBA Fig 11b/12c), resample+mel 0.17 ms and
+  normalise 0.08 ms per audio second (assumption: 1 sample/cycle at 300 MHz through an STFT of n_fft
+  512, hop 160; normalise = 3 passes over 80x100 mel values per second); an item's latency is the
+  sum, capacity is limited by the slower type. Consistency check: PREBA's DPU traffic, 6.13 GB/s for
+  MobileNet, is ~8.4k img/s at ~0.73 MB per image, i.e. >= 6 image CUs on its one U55C card.
+- GPU decode: the nvJPEG rows of preprocessing_points (A100-class, 0.372 MP): single-image latency
+  0.6006 ms, batched hardware-decoder interval 0.1277 ms (~7.8k img/s) per JPEG engine (the A100
+  figure per engine for other GPUs too: assumption), CUDA (hybrid) decode 0.5738 ms per image of
+  full-GPU time, divided by the slice's SM share on profiles without a JPEG engine (assumption; a
+  single image does not fill 108 SMs, so this is pessimistic for small slices).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from engine.scenario import PreprocessDevice, PreprocessingSpec
+from engine.stages.base import StageCost
+
+IMAGE_SCV = AUDIO_SCV = 0.3
+AUDIO_DEFAULT_S = 7.0  # models.csv request_bytes convention (middle DLE audio length)
+#: resize256+crop224+normalise added to a decode-only row, ms = a + b x MP: full minus decode of
+#: `python -m engine profile preprocess` (Pillow 13.0 + numpy 2.4, AMD EPYC, 1 core, 2026-11-22,
+#: 0.19-1.92 MP: 1.49, 2.06, 3.72, 7.77 ms), least-squares line
+ADDON_MS = (0.883, 3.593)
+PCIE_X16_GBPS = {3: 15.7, 4: 31.5, 5: 63.0, 6: 126.0}  # rpc_figures pcie_spec rows; Gen6 = 2 x Gen5
+JPEG_BYTES_PER_MP = 3.37e5  # torchcodec #1620 row: 480p JPEG 138.0 KB at 0.41 MP
+TENSOR_BYTES = 3 * 224 * 224 * 4  # FP32 3x224x224 (models.csv request_bytes)
+PCM_BYTES_PER_S = 32_000  # 16 kHz 16-bit mono (models.csv)
+MEL_BYTES_PER_S = 80 * 100 * 4  # 80 mel bands x 100 frames/s x FP32
+DPU_IMAGE_II_MS_PER_MP, DPU_IMAGE_TAIL_MS = 1.85, 0.05
+DPU_MEL_MS_PER_S, DPU_NORM_MS_PER_S = 0.17, 0.08
+DPU_HOST_CPU_S = 20e-6  # assumption: XRT enqueue + completion per request (PREBA 6.2: CPU power -35.4%)
+DPU_CUS_PER_CARD = 8  # assumption: PREBA's single U55C sustains ~8.4k img/s, >= 6 CUs at II ~0.69 ms
+NVJPEG_REF_MP = 0.372476
+NVJPEG_DEFAULT_MS = {"single": 0.6006, "hw_batched": 0.127655, "cuda": 0.573783}
+#: host CPU of GPU decode as a fraction of a CPU decode (assumptions). DALI's mixed decoder still keeps
+#: 24 cores busy at batch 256 (DALI #5274: parsing and, on the hybrid path, Huffman decode on the host):
+#: Huffman is about half of a libjpeg-turbo decode -> 0.5; the hardware engine decodes Huffman itself,
+#: leaving header parsing and submission -> 0.1.
+GPU_HOST_FRACTION = {"hw": 0.1, "cuda": 0.5}
+GPU_AUDIO_HOST_FRACTION = 0.1  # assumption: PCM decode and copy stay on the host
+GPU_MEL_MS_PER_S = 20 / 3600  # MLX Whisper featurisation on an Apple GPU: 20 ms per hour of audio
+
+
+class CpuCost(NamedTuple):
+    """Seconds per item on one core, the rows it came from, and how (measured/published, method)."""
+    seconds: float
+    rows: pd.DataFrame
+    basis: str
+
+
+class DecodePartition(NamedTuple):
+    """One GPU partition as the decode model sees it: MIG profile or 'full', engines, SM share."""
+    name: str
+    jpeg: int = 0
+    nvdec: int = 0
+    sm_share: float = 1.0
+
+
+class DpuSizing(BaseModel):
+    """CUs (of the bottleneck CU type) and cards for a rate; PCIe GB/s used vs the link's."""
+    model_config = ConfigDict(frozen=True)
+    cus_needed: int
+    cards_needed: int
+    pcie_gbps_used: float
+    pcie_gbps_available: float
+    pcie_ok: bool
+
+
+# --------------------------------------------------------------------------- CPU cost
+
+def _is_full(step: pd.Series) -> pd.Series:
+    s = step.str.lower()
+    return s.str.contains("resize") & s.str.contains("normali") | s.str.contains("mel") & s.str.contains("normali")
+
+
+def _interp_mp(rows: pd.DataFrame, mp: float) -> tuple[float, bool]:
+    """ms at `mp`: each source's curve interpolated in MP (proportional to MP outside its range),
+    then the median across sources (sources disagree by 2x; the median resists one odd host)."""
+    vals, extrapolated = [], False
+    for _, g in rows.groupby([rows["source"], rows["measured_on"].fillna("")]):
+        med = g.groupby("input_size")["ms_per_item"].median().sort_index()
+        x, y = med.index.to_numpy(float), med.to_numpy(float)
+        if x[0] <= mp <= x[-1]:
+            vals.append(float(np.interp(mp, x, y)))
+        else:
+            end = 0 if mp < x[0] else -1
+            vals.append(float(y[end] * mp / x[end]))
+            extrapolated |= not 0.9 * x[0] <= mp <= 1.1 * x[-1]  # a few % off a single size is not news
+    return float(np.median(vals)), extrapolated
+
+
+def _fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """a + b x with a, b >= 0 (through the origin if the intercept comes out negative or x is one value)."""
+    b, a = np.polyfit(x, y, 1) if len(set(x)) > 1 else (0.0, -1.0)
+    return (float(a), max(float(b), 0.0)) if a >= 0 else (0.0, float(np.sum(x * y) / np.sum(x * x)))
+
+
+def _ordered(cpu: pd.DataFrame, prefer: str) -> list[tuple[str, pd.DataFrame]]:
+    if prefer not in ("measured", "published"):
+        raise ValueError(f"prefer must be 'measured' or 'published', got {prefer!r}")
+    m, p = ("measured", cpu[cpu["kind"] == "measured"]), ("published", cpu[cpu["kind"] != "measured"])
+    return [m, p] if prefer == "measured" else [p, m]
+
+
+def _decode_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    impl = frame["implementation"].str.lower()
+    return frame[(frame["step"] == "jpeg_decode") & impl.str.contains("libjpeg") & ~impl.str.contains("arm")]
+
+
+def cpu_decode_s(points: pd.DataFrame, image_megapixels: float = 0.37, prefer: str = "measured") -> float:
+    """JPEG decode alone, seconds per image on one core (libjpeg/libjpeg-turbo rows on x86)."""
+    cpu = points[(points["device"] == "cpu") & (points["pipeline"] == "image")]
+    for _, frame in _ordered(cpu, prefer):
+        dec = _decode_rows(frame)
+        if len(dec):
+            return _interp_mp(dec, image_megapixels)[0] / 1e3
+    raise ValueError("no CPU JPEG decode rows in preprocessing_points")
+
+
+def cpu_cost_per_item_s(points: pd.DataFrame, pipeline: str, image_megapixels: float = 0.37,
+                        audio_s: Optional[float] = None, prefer: str = "measured") -> CpuCost:
+    """Seconds per item per core of the whole pipeline (PREBA 2.3 / Fig 4: decode, resize, crop, normalise;
+    resample, FFT, mel, normalise), measured rows (kind='measured') first unless prefer='published'.
+
+    Image: full-pipeline rows interpolated in megapixels, else decode-only rows plus ADDON_MS.
+    Audio: a + b x seconds fitted to full-pipeline rows, else (published only) the sum of per-second
+    costs of Librosa WAV decode+resample (PREBA's CPU baseline, section 5) and the CPU mel row.
+    """
+    if pipeline not in ("image", "audio"):
+        raise ValueError(f"pipeline must be 'image' or 'audio', got {pipeline!r}")
+    cpu = points[(points["device"] == "cpu") & (points["pipeline"] == pipeline)]
+    for kind, frame in _ordered(cpu, prefer):
+        full = frame[_is_full(frame["step"])]
+        if pipeline == "image":
+            mp = image_megapixels
+            if len(full):
+                ms, ext = _interp_mp(full, mp)
+                return CpuCost(ms / 1e3, full, f"{kind} full-pipeline rows, interpolated at {mp:g} MP"
+                               + (" (extrapolated in proportion to MP)" if ext else ""))
+            dec = _decode_rows(frame)
+            if len(dec):
+                ms, ext = _interp_mp(dec, mp)
+                add = ADDON_MS[0] + ADDON_MS[1] * mp
+                return CpuCost((ms + add) / 1e3, dec, f"{kind} decode-only rows at {mp:g} MP ({ms:.2f} ms"
+                               + (", extrapolated" if ext else "") + f") + resize/crop/normalise add-on "
+                               f"{add:.2f} ms (ADDON_MS, this project's profiler)")
+        else:
+            s = AUDIO_DEFAULT_S if audio_s is None else audio_s
+            if len(full):
+                a, b = _fit_line(full["input_size"].to_numpy(float), full["ms_per_item"].to_numpy(float))
+                return CpuCost((a + b * s) / 1e3, full, f"{kind} full-pipeline rows, fit {a:.3f} ms + "
+                               f"{b:.4f} ms/s x {s:g} s")
+            if kind == "published":
+                wav = frame[(frame["step"] == "audio_decode") & frame["input_desc"].str.contains("wav")]
+                lib = wav[wav["implementation"].str.lower().str.startswith("librosa")]
+                wav, mel = (lib if len(lib) else wav), frame[frame["step"] == "mel"]
+                if len(wav) and len(mel):
+                    per_s = float((wav["ms_per_item"] / wav["input_size"]).median()
+                                  + (mel["ms_per_item"] / mel["input_size"]).median())
+                    return CpuCost(per_s * s / 1e3, pd.concat([wav, mel]), f"published decode+resample "
+                                   f"and mel rows, {per_s:.3f} ms per audio second x {s:g} s (the mel row "
+                                   "is probably multi-threaded: per-core cost underestimated)")
+    raise ValueError(f"no CPU {pipeline} rows in preprocessing_points to cost the pipeline")
+
+
+# --------------------------------------------------------------------------- sizing helpers
+
+def cores_needed(throughput_items_per_s: float, cost_per_item_s: float) -> float:
+    """Cores a CPU pool needs to preprocess `throughput` items/s at `cost` s per item per core."""
+    return throughput_items_per_s * cost_per_item_s
+
+
+def cores_needed_curve(per_partition_throughput: Sequence[float], cost_per_item_s: float) -> list[tuple[int, float]]:
+    """PREBA Fig 8/9: cores needed as 1..n partitions (vGPUs) are activated, in the given order."""
+    return [(k, cores_needed(float(sum(per_partition_throughput[:k])), cost_per_item_s))
+            for k in range(1, len(per_partition_throughput) + 1)]
+
+
+def pcie_gbps(gen: int) -> float:
+    """GB/s per direction of a x16 link (rpc_figures pcie_spec rows)."""
+    if gen not in PCIE_X16_GBPS:
+        raise ValueError(f"PCIe generation must be one of {sorted(PCIE_X16_GBPS)}, got {gen}")
+    return PCIE_X16_GBPS[gen]
+
+
+def dpu_bytes_per_item(pipeline: str, size: float) -> float:
+    """CPU<->DPU bytes per item: raw input in + preprocessed tensor out (PREBA 4.2 'PCIe bandwidth')."""
+    return JPEG_BYTES_PER_MP * size + TENSOR_BYTES if pipeline == "image" else (PCM_BYTES_PER_S
+                                                                                 + MEL_BYTES_PER_S) * size
+
+
+def dpu_cu_times(pipeline: str, size: float) -> tuple[float, float]:
+    """(latency_s, initiation interval_s) of one item on the DPU's CUs (defaults in the module doc)."""
+    if pipeline == "image":
+        ii = DPU_IMAGE_II_MS_PER_MP * size / 1e3
+        return ii + DPU_IMAGE_TAIL_MS / 1e3, ii
+    mel, norm = DPU_MEL_MS_PER_S * size / 1e3, DPU_NORM_MS_PER_S * size / 1e3
+    return mel + norm, max(mel, norm)
+
+
+def dpu_sizing(rate_items_per_s: float, ii_s: float, bytes_per_item: float, pcie_gen: int = 4,
+               cus_per_card: int = DPU_CUS_PER_CARD) -> DpuSizing:
+    """CUs (of the bottleneck type) and cards to sustain `rate`, and the PCIe traffic against the link."""
+    cus = max(1, math.ceil(rate_items_per_s * ii_s - 1e-9))
+    used, have = rate_items_per_s * bytes_per_item / 1e9, pcie_gbps(pcie_gen)
+    return DpuSizing(cus_needed=cus, cards_needed=math.ceil(cus / cus_per_card), pcie_gbps_used=used,
+                     pcie_gbps_available=have, pcie_ok=used <= have)
+
+
+def decode_partitions(gpu, layout: Optional[Sequence[str]] = None) -> list[DecodePartition]:
+    """DecodePartitions of a catalogue Gpu: its MIG layout (profile or profile@start), or the whole GPU."""
+    if not layout:
+        return [DecodePartition("full", max((p.jpeg for p in gpu.profiles), default=0),
+                                max((p.nvdec for p in gpu.profiles), default=0), 1.0)]
+    profiles = [gpu.profile(entry.split("@")[0]) for entry in layout]
+    return [DecodePartition(p.name, p.jpeg, p.nvdec, p.sm_count / gpu.sm_count) for p in profiles]
+
+
+# --------------------------------------------------------------------------- the stage
+
+def _get(row, key: str, default=None):
+    v = row.get(key, default) if hasattr(row, "get") else default
+    return default if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def _nvjpeg_ms(points: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
+    """The nvJPEG figures from the table's A100-class rows (module defaults where a row is missing)."""
+    gpu = points[(points["device"] == "gpu") & (points["step"] == "jpeg_decode")
+                 & points["implementation"].str.contains("A100")]
+    impl = gpu["implementation"]
+    pick = {"single": gpu[impl.str.contains("device=cuda") & (gpu["kind"] == "published")],
+            "hw_batched": gpu[impl.str.contains("HW decoder")],
+            "cuda": gpu[impl.str.contains("unfused")]}
+    ms, used = dict(NVJPEG_DEFAULT_MS), []
+    for k, rows in pick.items():
+        if len(rows):
+            ms[k] = float(rows["ms_per_item"].iloc[0])
+            used.append(f"{k} {ms[k]:.4f} ms: {rows['source'].iloc[0].split(' :: ')[0]}")
+    return ms, used
+
+
+def preprocess_stage(spec: PreprocessingSpec, model_row, points: pd.DataFrame, free_cores: float,
+                     audio_s: Optional[float] = None, pcie_gen: int = 4, partitions: Sequence = ()) -> StageCost:
+    """StageCost of preprocessing one item on spec.device (PREBA 3.3 CPU bottleneck, 4.2 DPU, 6 'Ideal').
+
+    model_row: a ModelRow dict/Series (preprocess 'image'|'audio'|'none'); text models cost nothing.
+    free_cores: host cores left for preprocessing; pcie_gen: the DPU's link; partitions: for GPU decode,
+    DecodePartition or (name, jpeg, nvdec[, sm_share]) per partition (see decode_partitions).
+    """
+    device, pipeline = PreprocessDevice(spec.device), str(_get(model_row, "preprocess", "none"))
+    name = f"preprocess:{device.value}"
+    if pipeline not in ("image", "audio") or device == PreprocessDevice.NONE:
+        why = ("no preprocessing (PREBA's 'Ideal')" if device == PreprocessDevice.NONE
+               else f"model preprocess is {pipeline!r}: nothing to do")
+        return StageCost(name=name, service_s=0.0, scv=0.0, capacity_rps=math.inf, notes=(why,))
+    size = spec.image_megapixels if pipeline == "image" else (AUDIO_DEFAULT_S if audio_s is None else audio_s)
+    unit, scv = ("MP", IMAGE_SCV) if pipeline == "image" else ("s of audio", AUDIO_SCV)
+    if device == PreprocessDevice.CPU:
+        cores, notes = float(min(spec.cores or free_cores, free_cores)), []
+        if spec.cores and spec.cores > free_cores:
+            notes.append(f"asked for {spec.cores} cores, only {free_cores:g} free: using {free_cores:g}")
+        if cores <= 0:
+            raise ValueError(f"no host cores left for CPU preprocessing (free_cores = {free_cores})")
+        if spec.ms_per_item:
+            cost, basis = spec.ms_per_item / 1e3, "override ms_per_item"
+        else:
+            cost, _rows, basis = cpu_cost_per_item_s(points, pipeline, spec.image_megapixels, audio_s)
+        notes.append(f"{pipeline} {size:g} {unit}: {cost * 1e3:.3f} ms per item per core ({basis})")
+        notes.append(f"{cores:g} cores -> {cores / cost:,.0f} items/s; scv {scv} (input sizes vary)")
+        return StageCost(name=name, service_s=cost, servers=cores, scv=scv, capacity_rps=cores / cost,
+                         host_cpu_s=cost, breakdown_s={"cpu": cost}, notes=tuple(notes))
+    if device == PreprocessDevice.DPU:
+        lat, ii = dpu_cu_times(pipeline, size)
+        basis = "override" if spec.dpu_ii_ms or spec.dpu_cu_latency_ms else "defaults (module doc)"
+        ii = spec.dpu_ii_ms / 1e3 if spec.dpu_ii_ms else ii
+        lat = max(spec.dpu_cu_latency_ms / 1e3 if spec.dpu_cu_latency_ms else lat, ii)
+        nbytes, link = dpu_bytes_per_item(pipeline, size), pcie_gbps(pcie_gen) * 1e9
+        transfer, cu_cap, link_cap = nbytes / link, spec.units / ii, link / nbytes
+        types = " (per CU type: resample+mel, normalise)" if pipeline == "audio" else ""
+        notes = (f"{spec.units} CUs{types}, latency {lat * 1e3:.3f} ms, II {ii * 1e3:.3f} ms ({basis}) -> "
+                 f"{cu_cap:,.0f} items/s",
+                 f"PCIe Gen{pcie_gen} x16 {link / 1e9:g} GB/s: {nbytes / 1e3:,.0f} kB per item (input + output) -> "
+                 f"cap {link_cap:,.0f} items/s, {transfer * 1e6:.1f} us per item on the critical path",
+                 "bottleneck: " + ("PCIe link" if link_cap < cu_cap else "CUs"),
+                 f"host CPU {DPU_HOST_CPU_S * 1e6:g} us per item (driver; assumption)")
+        return StageCost(name=name, service_s=ii, fixed_s=lat - ii + transfer, servers=spec.units, scv=scv,
+                         capacity_rps=min(cu_cap, link_cap), host_cpu_s=DPU_HOST_CPU_S,
+                         breakdown_s={"dpu_cu": lat, "pcie": transfer}, notes=notes)
+    return _gpu_stage(name, pipeline, size, scv, points, partitions)
+
+
+def _gpu_stage(name, pipeline, size, scv, points, partitions) -> StageCost:
+    """GPU decode: hardware JPEG engines where the profile has them, else CUDA decode on the slice's SMs."""
+    parts = [p if isinstance(p, DecodePartition) else DecodePartition(*p) for p in partitions]
+    if not parts:
+        raise ValueError("GPU preprocessing needs the GPU partitions (profile or 'full', jpeg, nvdec, sm_share)")
+    rates, lats, host, notes = [], [], [], []
+    if pipeline == "image":
+        (ms, used), k, cpu_dec = _nvjpeg_ms(points), size / NVJPEG_REF_MP, cpu_decode_s(points, size)
+        for p in parts:
+            if p.jpeg > 0:
+                path, per = "hw", ms["hw_batched"] * k / 1e3
+                rate, lat = p.jpeg / per, ms["single"] * k / 1e3
+            else:
+                path, per = "cuda", ms["cuda"] * k / 1e3 / p.sm_share
+                rate, lat = 1.0 / per, max(ms["single"] * k / 1e3, per)
+            rates.append(rate), lats.append(lat), host.append(GPU_HOST_FRACTION[path] * cpu_dec)
+            how = f"JPEG engine x{p.jpeg}" if path == "hw" else f"CUDA decode, {per * 1e3:.2f} ms of its SMs"
+            notes.append(f"{p.name}: {how} per image -> {rate:,.0f} img/s")
+        notes.append("nvJPEG figures: " + ("; ".join(used) or "module defaults"))
+    else:
+        cpu_cost = cpu_cost_per_item_s(points, "audio", audio_s=size).seconds
+        for p in parts:
+            per = GPU_MEL_MS_PER_S * size / 1e3 / p.sm_share
+            rates.append(1.0 / per), lats.append(per), host.append(GPU_AUDIO_HOST_FRACTION * cpu_cost)
+            notes.append(f"{p.name}: mel on the SMs, {per * 1e3:.3f} ms per item")
+    total = float(sum(rates))
+    service, share = len(parts) / total, [r / total for r in rates]  # servers / service = total capacity
+    latency, host_s = float(np.dot(share, lats)), float(np.dot(share, host))
+    notes.append(f"{len(parts)} partitions decode {total:,.0f} items/s in all; host CPU {host_s * 1e3:.3f} ms "
+                 "per item (GPU_HOST_FRACTION, assumption after DALI #5274)")
+    if len(set(round(r) for r in rates)) > 1:
+        notes.append("pooled capacity assumes a slice may decode for the others (via a host copy); "
+                     "a slice alone is limited by its own decode rate above")
+    fixed = max(0.0, latency - service)  # a single image takes longer than the batched interval
+    return StageCost(name=name, service_s=service, fixed_s=fixed, servers=len(parts), scv=scv,
+                     capacity_rps=total, host_cpu_s=host_s, breakdown_s={"gpu_decode": service + fixed},
+                     notes=tuple(notes))

@@ -1,0 +1,109 @@
+"""The analytic engine: properties of capacity and latency, stability, PREBA's bottleneck, SLA search."""
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.analytic import Context, at_rate, build_design, capacity, evaluate, sla_bounded_rate
+from engine.scenario import load_scenario
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def ctx(store):
+    return Context.from_store(store)
+
+
+def scenario(ctx, **kw):
+    base = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["3g.40gb", "4g.40gb"]},
+            "preprocessing": {"device": "none"}}
+    for k, v in kw.items():
+        base[k] = {**base.get(k, {}), **v} if isinstance(v, dict) else v
+    return load_scenario(base, ctx.book)
+
+
+def design(ctx, **kw):
+    return build_design(scenario(ctx, **kw), ctx)
+
+
+@SETTINGS
+@given(st.integers(4, 60), st.integers(1, 20))
+def test_more_cores_never_lowers_capacity(ctx, cores, extra):
+    a = capacity(design(ctx, host={"cpu_cores": cores, "cpu_reserved_cores": 2},
+                        preprocessing={"device": "cpu"}))[0]
+    b = capacity(design(ctx, host={"cpu_cores": cores + extra, "cpu_reserved_cores": 2},
+                        preprocessing={"device": "cpu"}))[0]
+    assert b >= a * (1 - 1e-9)
+
+
+@SETTINGS
+@given(st.integers(1, 16), st.integers(1, 8))
+def test_more_dpu_units_never_lowers_capacity(ctx, units, extra):
+    a = capacity(design(ctx, preprocessing={"device": "dpu", "units": units}))[0]
+    b = capacity(design(ctx, preprocessing={"device": "dpu", "units": min(64, units + extra)}))[0]
+    assert b >= a * (1 - 1e-9)
+
+
+@SETTINGS
+@given(st.floats(1, 400), st.floats(1.01, 4))
+def test_faster_link_never_lowers_capacity(ctx, gbps, factor):
+    a = capacity(design(ctx, rpc={"link_gbps": gbps}))[0]
+    b = capacity(design(ctx, rpc={"link_gbps": min(3200, gbps * factor)}))[0]
+    assert b >= a * (1 - 1e-9)
+
+
+@SETTINGS
+@given(st.floats(0.02, 1.3), st.sampled_from(["none", "fixed", "preba", "work-conserving"]),
+       st.sampled_from(["fifs", "round-robin", "jsq", "elsa"]))
+def test_latency_utilization_and_stability(ctx, load, policy, sched):
+    d = design(ctx, batching={"policy": policy}, scheduler={"policy": sched}, preprocessing={"device": "cpu"})
+    cap, _, caps = capacity(d)
+    rate = load * cap
+    pt = at_rate(d, rate)
+    for s in pt.stages:  # utilisation = rate / capacity per stage
+        assert s.utilization == pytest.approx(rate / caps[s.name])
+    assert pt.gpu.utilization == pytest.approx(rate / caps["gpu"])
+    assert pt.stable == (rate < cap)  # unstable exactly when some utilisation >= 1
+    if pt.stable:
+        service = sum(s.service_s + s.fixed_s for s in pt.stages) + min(p.service(1) for p in d.gpu.partitions)
+        assert pt.latency_s["mean"] >= service * (1 - 1e-9)  # never below the sum of service times
+        assert pt.latency_s["p99"] >= pt.latency_s["p50"]
+    else:
+        assert pt.unstable_reason and "utilisation >= 1" in pt.unstable_reason
+
+
+def test_preba_cpu_preprocessing_is_the_bottleneck_on_7x1g(ctx):
+    """PREBA 3.3: a light vision model on 7 x 1g with 32 host cores is CPU-bound; a DPU or none removes it."""
+    def ev(device):
+        return evaluate({"model": "efficientnet-b0", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["1g.10gb"] * 7},
+                         "host": {"cpu_cores": 32}, "preprocessing": {"device": device}}, ctx)
+    cpu, dpu, ideal = ev("cpu"), ev("dpu"), ev("none")
+    assert cpu.bottleneck == "host_cpu" and dpu.bottleneck == "gpu" and ideal.bottleneck == "gpu"
+    assert cpu.capacity_rps < 0.85 * ideal.capacity_rps  # CPU preprocessing costs a large share of the ideal
+    assert dpu.capacity_rps == pytest.approx(ideal.capacity_rps, rel=0.02)
+
+
+def test_sla_bounded_rate_meets_sla_and_is_maximal(ctx):
+    d = design(ctx)
+    r = sla_bounded_rate(d)
+    assert 0 < r < capacity(d)[0]
+    assert at_rate(d, r).latency_s["sla"] <= d.sla_s
+    assert at_rate(d, min(r * 1.02, capacity(d)[0] * 0.9999)).latency_s["sla"] > d.sla_s * 0.98
+
+
+def test_evaluation_keys_and_units(ctx):
+    e = evaluate(scenario(ctx, workload={"arrival": {"rate_rps": 3000}}), ctx)
+    assert e.stable and e.bottleneck in e.stage_capacity_rps
+    assert set(e.latency_ms) == {"mean", "p50", "p95", "p99"}
+    assert e.latency_ms["mean"] == pytest.approx(sum(e.breakdown_ms.values()))
+    assert e.cost["tco_usd"] == pytest.approx(e.cost["capex_usd"] + e.cost["opex_usd"])
+    assert e.cost["queries_per_usd"] > 0 and e.host_cpu["used (cores)"] >= 0
+    assert len(e.partitions) == 2 and all(p["batch_max"] >= 1 for p in e.partitions)
+
+
+def test_overloaded_design_is_reported_unstable(ctx):
+    e = evaluate(scenario(ctx, workload={"arrival": {"rate_rps": 1e6}}), ctx)
+    assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms["p99"])
