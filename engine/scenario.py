@@ -97,6 +97,31 @@ class RpcSpec(_Spec):
     orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
     completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
     polling_interval_us: Optional[float] = Field(None, gt=0, description="event-polling interval (completion = polling)")
+    components: dict[str, float | int | str | bool] = Field(
+        default_factory=dict, description="any other RPC path parameter by name (engine.stages.rpc.RpcComponents)")
+
+    @field_validator("components")
+    @classmethod
+    def _known_components(cls, v: dict) -> dict:
+        from engine.stages.rpc import RpcComponents
+
+        for name in v:
+            if name not in RpcComponents.model_fields:
+                raise ValueError(f"{name!r} is not an RPC path component; valid: "
+                                 f"{', '.join(RpcComponents.model_fields)}")
+        return v
+
+    @model_validator(mode="after")
+    def _components_valid(self) -> "RpcSpec":
+        from engine.stages.rpc import components_for
+
+        try:
+            components_for(self)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise _PathError(f"rpc.components.{err['loc'][0]}", err.get("input"),
+                             f"{err['msg']} (got {err.get('input')!r})") from None
+        return self
 
 
 class BatchingPolicy(StrEnum):

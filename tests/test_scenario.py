@@ -81,3 +81,17 @@ def test_cli_evaluate_errors(tmp_path):
     assert sweep.returncode == 2 and "LO <= HI" in sweep.stderr
     schema = run("scenario", "schema")
     assert schema.returncode == 0 and json.loads(schema.stdout)["properties"]["model"]
+
+
+def test_rpc_component_overrides(book, store):
+    from engine.analytic import Context, evaluate
+
+    base = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB"}, "preprocessing": {"device": "none"}}
+    with pytest.raises(ScenarioError, match="'warp_drive' is not an RPC path component"):
+        load_scenario({**base, "rpc": {"components": {"warp_drive": 1}}}, book)
+    with pytest.raises(ScenarioError, match="rpc.components"):
+        load_scenario({**base, "rpc": {"components": {"base_rtt_us": -1}}}, book)
+    ctx = Context.from_store(store)
+    slow = evaluate({**base, "rpc": {"components": {"base_rtt_us": 500}}}, ctx)
+    fast = evaluate(base, ctx)
+    assert slow.latency_ms["mean"] > fast.latency_ms["mean"] + 0.4  # the RTT override reaches the latency

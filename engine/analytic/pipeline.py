@@ -57,13 +57,25 @@ def _scaled(stage: StageCost, q: float, name: str | None = None) -> StageCost:
 
 
 def build_design(scenario: Scenario, ctx: Context) -> Design:
-    """The rate-independent design of a validated scenario."""
+    """The rate-independent design of a validated scenario.
+
+    The GPU side depends only on the model, GPU, batching and workload shape, and the host side only on
+    those plus host, preprocessing and RPC path: both are memoised in the context, so a sweep over a
+    design space pays for each distinct part once.
+    """
+    gpu_key = ("gpu", scenario.model, scenario.precision, scenario.gpu.model_dump_json(), scenario.batching,
+               scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
+    design0 = ctx.memo(gpu_key, lambda: prepare(scenario, ctx.book))
+    host_key = ("host", gpu_key, scenario.host, scenario.preprocessing, scenario.rpc.model_dump_json())
+    stages, overhead, notes, gpu = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, gpu_key))
+    return with_host(design0, scenario, stages, overhead, notes, gpu=gpu)
+
+
+def _host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple):
+    """(host stages, per-batch GPU overhead, notes, GPU side with the overhead) of a scenario."""
     book = ctx.book
     gpu = book.catalog.gpu(scenario.gpu.sku)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
-    gpu_key = ("gpu", scenario.model, scenario.precision, scenario.gpu.model_dump_json(), scenario.batching,
-               scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
-    design0 = ctx.memo(gpu_key, lambda: prepare(scenario, book))
     q = design0.q_mean
     free = scenario.host.cpu_cores - scenario.host.cpu_reserved_cores
     # per-batch host work (launches, completion spin) is shared by a batch's requests: price it at Batch_max,
@@ -72,7 +84,7 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
     t1 = float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts))
     model_like = _ModelLike(model_row)
-    path = ctx.memo(("path", scenario.rpc, scenario.model, t1, gpu.pcie_gen, b),
+    path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, b),
                     lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
     notes = list(design0.notes)
 
@@ -81,7 +93,8 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
-    pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, tuple(layout or ())),
+    decode_on = tuple(layout or ()) if pre_spec.device == PreprocessDevice.GPU else ()  # only GPU decode needs it
+    pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
                                             pcie_gen=gpu.pcie_gen, partitions=decode_partitions(gpu, layout)))
@@ -89,7 +102,7 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:
         # one pool of free cores does RPC work and preprocessing: per request the CPU time of both
-        rpc = ctx.memo(("rpc", scenario.rpc, scenario.model, t1, gpu.pcie_gen, free, b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, free, b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=free, batch=b))
         cpu_s = rpc.host_cpu_s + pre.host_cpu_s
         stages.append(StageCost(
@@ -101,7 +114,7 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
         rpc_cores = max(free - (pre_cores if pre_spec.device == PreprocessDevice.CPU else 0), 1e-9)
         if rpc_cores < 1:
             notes.append("no host cores left for the RPC path after preprocessing")
-        rpc = ctx.memo(("rpc", scenario.rpc, scenario.model, t1, gpu.pcie_gen, rpc_cores, b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, rpc_cores, b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=max(rpc_cores, 1e-9),
                                          batch=b))
         if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
@@ -111,10 +124,8 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
         stages.append(rpc)
         if pre.service_s > 0 or pre.fixed_s > 0:
             stages.append(pre)
-    return with_host(design0, scenario, tuple(stages), path.gpu_overhead_s,
-                     tuple(notes) + tuple(n for s in stages for n in s.notes),
-                     gpu=ctx.memo(("gpu+", gpu_key, path.gpu_overhead_s),
-                                  lambda: with_overhead(design0.gpu, path.gpu_overhead_s)))
+    return (tuple(stages), path.gpu_overhead_s, tuple(notes) + tuple(n for s in stages for n in s.notes),
+            ctx.memo(("gpu+", gpu_key, path.gpu_overhead_s), lambda: with_overhead(design0.gpu, path.gpu_overhead_s)))
 
 
 def _model_row(book: ProfileBook, model: str) -> pd.Series:

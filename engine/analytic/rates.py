@@ -77,12 +77,12 @@ def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
     """A host-side stage at `lam` requests/s (G/G/c, Poisson arrivals)."""
     util = lam / stage.capacity_rps
     if stage.service_s <= 0:
-        return StagePoint(name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
+        return StagePoint.model_construct(name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
                           capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=0.0 if util < 1 else math.inf,
                           wait_q_s=0.0 if util < 1 else math.inf, service_q_s=0.0)
     servers = max(stage.capacity_rps * stage.service_s, 1e-9)  # effective servers (a cap may bind first)
     wq, wqq, _ = gg_c_wait(lam, stage.service_s, servers, 1.0, stage.scv, p)
-    return StagePoint(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
+    return StagePoint.model_construct(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
                       capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=wq, wait_q_s=wqq,
                       service_q_s=_lognormal_q(stage.service_s, stage.scv, p))
 
@@ -120,7 +120,7 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
         utils = tuple(float(lam * s * j[0]) for s, j in zip(share, jobs))
         wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
         svc_q = max(j[2] for j in jobs) if p >= 0.9 else m1
-        return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
+        return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
                         partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
                         queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
                         saturated=False)
@@ -141,13 +141,13 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
     f = 0.0
     if saturated:
         if items_capacity(1.0) <= lam_i:
-            return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(pt.max_batch) for pt in parts),
+            return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(pt.max_batch) for pt in parts),
                             partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
                             batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
                             service_mean_s=float(np.mean([pt.service(pt.max_batch) for pt in parts])),
                             service_q_s=math.inf, saturated=True)
         lo, hi = 0.0, 1.0
-        for _ in range(30):  # the fill level at which capacity meets the load
+        for _ in range(24):  # the fill level at which capacity meets the load (to 1 part in 16 million)
             mid = (lo + hi) / 2
             lo, hi = (lo, mid) if items_capacity(mid) >= lam_i else (mid, hi)
         f = hi
@@ -188,7 +188,7 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
         # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
         if wq > busy_wait:
             wq, wqq = busy_wait, busy_q
-    return GpuPoint(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
+    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
                     partition_utilization=utils, batching_wait_mean_s=form / 2, batching_wait_q_s=p * form,
                     queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_mean, service_q_s=svc_q,
                     saturated=saturated)

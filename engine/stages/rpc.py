@@ -199,8 +199,8 @@ def with_changes(c: RpcComponents, **changes) -> RpcComponents:
 def components_for(spec: RpcSpec) -> RpcComponents:
     """The preset's components with the spec's overrides (link_gbps always; the others where the spec names one)."""
     names = ("copy_method", "orchestration", "completion", "polling_interval_us")
-    return with_changes(PRESETS[spec.preset], link_gbps=spec.link_gbps,
-                        **{n: getattr(spec, n) for n in names if getattr(spec, n) is not None})
+    return with_changes(PRESETS[spec.preset], **{**spec.components, "link_gbps": spec.link_gbps,
+                                                 **{n: getattr(spec, n) for n in names if getattr(spec, n) is not None}})
 
 
 def _segments(nbytes: float, c: RpcComponents) -> int:
