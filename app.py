@@ -8,8 +8,11 @@ from ui.session import get_store, sidebar_store_info
 
 st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
 
+# URL paths differ from the file names on purpose: Streamlit's legacy router claims /<file stem> for
+# files in pages/ and would serve them without this entry script (no navigation, no sidebar).
 pages = [
-    st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", default=True),
+    st.Page("pages/design.py", title="Design", icon=":material/tune:", url_path="designer", default=True),
+    st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
 ]
 page = st.navigation(pages)
 try:

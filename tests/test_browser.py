@@ -77,16 +77,16 @@ def _no_exception(page) -> None:
 
 def test_profiles_page_in_browser(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(server, wait_until="domcontentloaded")
+    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
     chart = page.locator(".js-plotly-plot").first
     chart.wait_for(state="visible", timeout=60_000)
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(state="visible", timeout=30_000)
+    page.locator('[data-testid="stDataFrame"]:visible').first.wait_for(state="visible", timeout=30_000)
     assert page.get_by_text("Latency profiles").first.is_visible()
     assert "latency (ms)" in chart.inner_text() and "batch size" in chart.inner_text()
-    assert page.get_by_text("Profile database").is_visible()
-    _no_exception(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "profiles.png"), full_page=True)
+    assert page.get_by_text("Profile database").first.is_visible()
+    _no_exception(page)
     page.close()
 
 
@@ -100,7 +100,7 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text(good.read_text().replace("1900", "fast"))
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(server, wait_until="domcontentloaded")
+    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
     page.get_by_role("tab", name="Import and export").click()
     page.get_by_text("Triton perf_analyzer CSV").click()
     page.get_by_label("Model name").fill("browser-model")
@@ -116,4 +116,30 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
             raise
     _no_exception(page)
     page.screenshot(path=str(SHOTS / "profiles-import.png"), full_page=True)
+    page.close()
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_design_page_in_browser(server, browser):
+    """The landing page answers the default question; changing the preprocessing device changes the headline."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
+    before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
+    assert before[1] == "host_cpu"
+    page.get_by_text("Host, preprocessing and RPC path").click()
+    page.get_by_role("combobox", name="Preprocessing device").click()
+    page.get_by_role("option", name="dpu", exact=True).click()
+    page.wait_for_function(
+        "b => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Bottleneck')"
+        " && !m.innerText.includes(b))", arg=before[1], timeout=30_000)
+    after = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
+    assert after != before and "s=" in page.url  # the scenario lives in the URL
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "design.png"), full_page=True)
     page.close()

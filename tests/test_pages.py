@@ -10,8 +10,9 @@ APP = str(ROOT / "app.py")
 
 @pytest.fixture
 def app():
+    """The Profiles page."""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at.switch_page(str(ROOT / "pages" / "profiles.py")).run()
     assert not at.exception, at.exception
     return at
 
@@ -24,7 +25,9 @@ def _points_table(at):
     raise AssertionError("no points table on the page")
 
 
-def test_app_shows_store_in_sidebar(app):
+def test_app_shows_store_in_sidebar():
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
     text = " ".join(c.value for c in app.sidebar.code)
     assert "duckdb" in text
     counts = app.sidebar.dataframe[0].value

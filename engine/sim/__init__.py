@@ -1,0 +1,11 @@
+"""Discrete-event simulator (DESIGN.md section 5): simpy processes per partition and batcher, numpy arrays
+for workloads, host stages and records. Entry points: simulate(), simulate_design(), sweep()."""
+
+from engine.sim.errors import SimError
+from engine.sim.result import SimRecords, SimResult
+from engine.sim.run import simulate, simulate_design
+from engine.sim.service import ServiceKind, ServiceSpec
+from engine.sim.workload import SimWorkload, WorkloadKind
+
+__all__ = ["SimError", "SimRecords", "SimResult", "ServiceKind", "ServiceSpec", "SimWorkload", "WorkloadKind",
+           "simulate", "simulate_design"]

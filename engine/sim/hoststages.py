@@ -1,0 +1,124 @@
+"""Host-side stages (RPC/host CPU, preprocessing pool, DPU, GPU decode) as FIFO pools, without simpy.
+
+Each StageCost of Design.host_stages is a pool of `servers` FIFO servers with mean service time
+service_s and squared coefficient of variation scv, plus `fixed_s` of delay that holds no server
+(wire time, a PCIe hop), applied before the pool. The simulator samples what the analytic model
+averages (engine.analytic.rates.host_stage_point):
+- effective servers c = capacity_rps x service_s (a link or SmartNIC cap may bind before the cores);
+  k = max(1, floor(c)) servers, each with mean service k / capacity_rps, as in the Allen-Cunneen
+  formula's rounding (engine.analytic.queueing.allen_cunneen_wait);
+- service times log-normal with the stage's mean and scv (deterministic when scv = 0);
+- the per-item part of a stage (a preprocessing stage, or the 'preprocess_cpu' share of a shared
+  host_cpu pool) scales with the query's items over the mean items per query, so its mean is
+  unchanged.
+The stages are feed-forward and FIFO, so every request's start and end at every stage follow from
+the arrival times alone: c = 1 by Lindley's recursion in closed form (cumulative maximum), c > 1 by
+the Kiefer-Wolfowitz recursion on a heap of server free times. That is all host-side work before
+the batcher, which is where the simpy processes start (engine.sim.gpu).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from engine.stages import StageCost
+
+
+class HostTimes(BaseModel):
+    """Per request and stage (columns): when it entered the queue, started service, left (s)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    names: tuple[str, ...]
+    servers: tuple[int, ...]
+    enter: tuple[np.ndarray, ...]  # after the fixed delay, joining the queue
+    start: tuple[np.ndarray, ...]
+    end: tuple[np.ndarray, ...]
+    ready: np.ndarray  # end of the last stage (arrival time when there is none): reaches the batcher
+
+
+def pool_shape(stage: StageCost) -> tuple[int, float]:
+    """(whole servers, mean service per server in s) with the stage's capacity."""
+    if stage.service_s <= 0:
+        return 0, 0.0
+    c = stage.capacity_rps * stage.service_s if math.isfinite(stage.capacity_rps) else stage.servers
+    k = max(1, int(math.floor(c + 1e-9)))
+    return k, k / stage.capacity_rps if math.isfinite(stage.capacity_rps) else stage.service_s
+
+
+def per_item_fraction(stage: StageCost) -> float:
+    """Share of a stage's service time that is per item (scales with the query size)."""
+    if stage.name.startswith("preprocess"):
+        return 1.0
+    pre = sum(v for k, v in stage.breakdown_s.items() if k.startswith("preprocess"))
+    return min(1.0, pre / stage.service_s) if stage.service_s > 0 else 0.0
+
+
+def lognormal(mean: float, scv: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n samples with the given mean and squared coefficient of variation (constant when scv = 0)."""
+    if scv <= 0:
+        return np.full(n, mean)
+    s2 = math.log1p(scv)
+    return mean * np.exp(math.sqrt(s2) * rng.standard_normal(n) - s2 / 2)
+
+
+def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end times of a FIFO pool of k servers; `arrive` must be non-decreasing."""
+    n = len(arrive)
+    if n == 0:
+        return arrive.copy(), arrive.copy()
+    if k == 1:  # Lindley: end_i = max(a_i, end_{i-1}) + s_i, as a cumulative maximum
+        csum = np.cumsum(service)
+        end = csum + np.maximum.accumulate(arrive - csum + service)
+        return end - service, end
+    if k >= n:
+        return arrive.copy(), arrive + service
+    al, sl = arrive.tolist(), service.tolist()
+    st = [0.0] * n
+    free = [-math.inf] * k  # heap of the servers' free times (Kiefer-Wolfowitz)
+    rep = heapq.heapreplace
+    for i in range(n):
+        f, a = free[0], al[i]
+        if f > a:
+            a = f
+        st[i] = a
+        rep(free, a + sl[i])
+    start = np.array(st)
+    return start, start + service
+
+
+def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarray, q_mean: float,
+             rngs: list[np.random.Generator], isolated: bool = False) -> HostTimes:
+    """Push every request through the host stages in order; `isolated`: no queueing (closed loop, one
+    request in the system), so each request's time is its fixed delays plus its service samples."""
+    n = len(arrive)
+    names, servers, enters, starts, ends = [], [], [], [], []
+    t = arrive
+    scale = sizes / q_mean if q_mean > 0 else np.ones(n)
+    for stage, rng in zip(stages, rngs):
+        k, mean = pool_shape(stage)
+        enter = t + stage.fixed_s
+        if k == 0:
+            start = end = enter
+        else:
+            f = per_item_fraction(stage)
+            svc = lognormal(mean, stage.scv, n, rng)
+            if f > 0 and not np.all(sizes == sizes[0]):
+                svc = svc * ((1 - f) + f * scale)
+            if isolated:
+                start, end = enter, enter + svc
+            elif n > 1 and np.any(enter[1:] < enter[:-1]):
+                order = np.argsort(enter, kind="stable")
+                s_o, e_o = fifo_pool(enter[order], svc[order], k)
+                start, end = np.empty(n), np.empty(n)
+                start[order], end[order] = s_o, e_o
+            else:
+                start, end = fifo_pool(enter, svc, k)
+        names.append(stage.name), servers.append(k), enters.append(enter), starts.append(start), ends.append(end)
+        t = end
+    return HostTimes(names=tuple(names), servers=tuple(servers), enter=tuple(enters), start=tuple(starts),
+                     end=tuple(ends), ready=t)

@@ -1,0 +1,100 @@
+"""SimResult: what a simulation run reports (keys shared with engine.analytic.result.Evaluation where
+they overlap: name, rate_rps, stable, unstable_reason, capacity_rps, utilization, latency_ms,
+breakdown_ms, sla, batching, partitions), plus confidence intervals, throughput, SLA violation rate,
+mean number in system, batch sizes and, for traces, a time series. Times are ms in results.
+
+The per-request records (numpy columns: arrival, each stage's start and end, batch, batch start,
+end, partition, size...) stay on the result as `records` (not serialised)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+# two-sided 95 % Student t quantiles by degrees of freedom (batch-means confidence intervals)
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+        20: 2.086, 24: 2.064, 29: 2.045}
+
+
+def t975(df: int) -> float:
+    if df in T975:
+        return T975[df]
+    below = [k for k in T975 if k <= df]
+    return T975[max(below)] if df <= 29 else 1.96 + 2.4 / df
+
+
+class SimRecords:
+    """Per-request columns (numpy arrays, one entry per request, seconds)."""
+
+    def __init__(self, columns: dict[str, np.ndarray], measured_from: int):
+        self.columns = columns
+        self.measured_from = measured_from  # requests before this index are the warm-up
+
+    def __len__(self) -> int:
+        return len(self.columns["arrival"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.columns)
+
+
+class SimResult(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    workload: str
+    seed: int
+    n_requests: int
+    n_measured: int
+    warmup_requests: int
+    sim_time_s: float
+    rate_rps: float  # offered (open loop); 0 for offline and closed loop
+    capacity_rps: float
+    stable: bool
+    unstable_reason: Optional[str]
+    queue_growth_rps: float
+    throughput_rps: float
+    latency_ms: dict[str, float]  # mean, p50, p95, p99 (and the SLA percentile)
+    ci: dict[str, Optional[float]]  # 95 % half-widths by batch means (ms; throughput_rps in req/s)
+    sla: dict[str, object]  # latency_ms, percentile, met, violation_rate
+    sla_violation_rate: float
+    mean_in_system: float
+    little: dict[str, float]  # L (time average), lambda, W (s), relative error of L = lambda W
+    utilization: dict[str, float]  # per stage, 'gpu' and 'gpu:<label>'
+    breakdown_ms: dict[str, float]
+    batch_size_histogram: dict[int, int]
+    batching: dict[str, object]
+    partitions: list[dict[str, object]]
+    mlperf: Optional[dict[str, object]] = None
+    timeseries: Optional[dict[str, list[float]]] = None
+    stats_engine: str
+    wall_s: float
+    notes: list[str]
+    records: Optional[SimRecords] = Field(None, exclude=True, repr=False)
+
+    def to_dict(self) -> dict:
+        return _clean(self.model_dump())
+
+    def to_json(self, indent: int = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+def _clean(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.generic):
+        return _clean(x.item())
+    return x

@@ -1,0 +1,129 @@
+"""simulate(scenario, n_requests | duration_s, seed) -> SimResult: one run of the discrete-event simulator.
+
+A request's path: arrival -> host stages (RPC/host ingest, preprocessing pool, ... each a FIFO pool,
+engine.sim.hoststages) -> batcher -> scheduler -> GPU partition (simpy processes, engine.sim.gpu)
+-> response. Every number comes from the same Design the analytic engine evaluates
+(engine.analytic.pipeline.build_design), so the simulator samples what the analytic model averages.
+Randomness: numpy.random.SeedSequence(seed).spawn(...) streams owned by the run; arrivals, sizes,
+lengths and service draws are pre-generated arrays, so one seed gives one result.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from engine.sim.assemble import assemble
+from engine.sim.errors import SimError
+from engine.sim.gpu import GpuEngine
+from engine.sim.hoststages import run_host
+from engine.sim.plan import gpu_plan
+from engine.sim.service import GpuService, ServiceSpec
+from engine.sim.workload import CLOSED_LOOP, SimWorkload, WorkloadKind, generate
+
+DEFAULT_WARMUP = 0.1
+STATS_ENGINES = ("duckdb", "numpy")
+
+
+def _context():
+    from engine.analytic import Context
+    from engine.store import Store
+
+    return Context.from_store(Store())
+
+
+def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> float:
+    """Requests/s the design sustains: the analytic capacity, or with a synthetic service, each partition
+    at its Batch_max (one query at a time without batching) and the host stages' capacities."""
+    if service is None:
+        from engine.analytic.evaluate import capacity
+
+        return capacity(design)[0]
+    means = service.mean_ms if isinstance(service.mean_ms, list) else [service.mean_ms] * len(design.gpu.partitions)
+    pmf = design.q_pmf
+    sizes = np.arange(1, len(pmf) + 1)
+    cap = 0.0
+    for m, c in zip(means, plan.caps):
+        if plan.rcap == 1:
+            cap += 1.0 / float(np.dot(pmf, m / 1e3 * (1 + service.batch_slope * (sizes - 1))))
+        else:
+            cap += c[0] / (m / 1e3 * (1 + service.batch_slope * (c[0] - 1))) / design.q_mean
+    if host:
+        cap = min([cap] + [s.capacity_rps for s in design.host_stages])
+    return cap
+
+
+def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
+             progress: Optional[Callable[[float], None]] = None, ctx=None, service: Optional[ServiceSpec] = None,
+             workload: Optional[SimWorkload] = None, rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP,
+             stats: str = "duckdb", timeseries: Optional[bool] = None):
+    """Simulate a scenario (Scenario, dict or JSON text) for n_requests or duration_s of arrivals.
+
+    ctx: an engine.analytic.Context (built from the default store if None); service: a synthetic GPU
+    service distribution (validation); workload: the arrival process (default Poisson at the scenario's
+    rate); rate: override the arrival rate (req/s); warmup: fraction of requests discarded;
+    stats: 'duckdb' (percentiles through the store's DuckDB) or 'numpy'.
+    """
+    from engine.analytic import build_design
+    from engine.scenario import Scenario, load_scenario
+
+    ctx = ctx if ctx is not None else _context()
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, ctx.book)
+    design = build_design(scenario, ctx)
+    return simulate_design(design, n_requests, duration_s=duration_s, seed=seed, progress=progress, ctx=ctx,
+                           service=service, workload=workload, rate=rate, warmup=warmup, stats=stats,
+                           timeseries=timeseries)
+
+
+def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
+                    progress: Optional[Callable[[float], None]] = None, ctx=None,
+                    service: Optional[ServiceSpec] = None, workload: Optional[SimWorkload] = None,
+                    rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP, stats: str = "duckdb",
+                    timeseries: Optional[bool] = None):
+    """simulate() for a prepared Design (engine.analytic.build_design)."""
+    t_start = time.perf_counter()
+    if stats not in STATS_ENGINES:
+        raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
+    if not 0 <= warmup < 1:
+        raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
+    if rate is not None and not (math.isfinite(rate) and rate > 0):
+        raise SimError(f"rate: must be a positive number of requests/s, got {rate}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SimError(f"seed: a non-negative integer, got {seed!r}")
+    workload = workload or SimWorkload()
+    if isinstance(workload, dict):
+        workload = SimWorkload.model_validate(workload)
+    if isinstance(service, dict):
+        service = ServiceSpec.model_validate(service)
+    with_host = service is None or service.host == "model"
+    stages = design.host_stages if with_host else ()
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(4 + len(stages))]
+    variable = design.gpu.input_len is not None
+    arr = generate(workload, design, n_requests, duration_s, streams[:3], variable, rate)
+    n = len(arr.t)
+    closed = workload.kind in CLOSED_LOOP
+    host = run_host(stages, np.zeros(n) if closed else arr.t, arr.size, design.q_mean, streams[4:], isolated=closed)
+    plan = gpu_plan(design, ctx, arr.length)
+    svc = GpuService(design, n, streams[3], service, ctx)
+    notes = list(design.notes) + list(plan.notes) + svc.notes
+    if service is not None:
+        notes.append(f"synthetic GPU service: {service.kind.value}, mean {service.mean_ms} ms"
+                     + ("" if with_host else "; host stages left out"))
+    sched = design.scheduler.value
+    eng = GpuEngine(service=svc, caps=plan.caps, rcap=plan.rcap, tq=plan.tq, scheduler=sched, sla_s=design.sla_s,
+                    alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta,
+                    ready=host.ready, sizes=arr.size, lengths=arr.length, width=plan.width, merge=plan.merge,
+                    closed_loop=closed, host_offset=host.ready if closed else None, progress=progress)
+    if not closed:
+        eng.arrival_l = arr.t.tolist()
+    log = eng.run()
+    if np.any(log.req_batch < 0):
+        raise RuntimeError("internal error: a request was never served")
+    cap = capacity_of(design, service, plan, with_host)
+    series = timeseries if timeseries is not None else workload.kind in (WorkloadKind.DIURNAL, WorkloadKind.TRACE)
+    return assemble(design, plan, workload, arr, host, log, host_stages=stages, seed=int(seed), warmup=warmup,
+                    engine=stats, capacity=cap, want_series=series, t_start=t_start, notes=notes)

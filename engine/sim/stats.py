@@ -1,0 +1,134 @@
+"""Statistics of a run from its per-request columns: percentiles (the store's DuckDB, or numpy), batch
+means confidence intervals, throughput, Little's law, utilisation, breakdown, stability.
+
+Measurement window: requests in arrival order after the warm-up; the window runs from the first
+measured arrival to the last arrival (open loop), so the drain after the last arrival is left out.
+Batch means: the measured requests are cut into 20 consecutive groups; the 95 % half-width of a
+statistic is t(19) x its standard deviation over the groups / sqrt(20).
+Stability: unstable when the offered load reaches the capacity (utilisation >= 1), or when the
+number in system grows over the window by more than 2 % of its arrivals (the least-squares slope
+of N(t) is reported as queue_growth_rps).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from engine.sim.result import t975
+
+GROUPS = 20
+
+
+def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str):
+    """[(group, n, mean, [quantiles...])], overall first when `by` is given: DuckDB or numpy."""
+    if engine == "duckdb":
+        from engine.store import Store
+
+        df = Store.summarize(cols, value, by, qs, total=by is not None)
+        qn = [c for c in df.columns if c.startswith("q")]
+        return [(None if (by is None or i == 0) else int(r["grp"]), int(r["n"]), float(r["mean"]),
+                 [float(r[c]) for c in qn]) for i, (_, r) in enumerate(df.iterrows())]
+    v = cols[value]
+    out = [(None, len(v), float(v.mean()), list(np.quantile(v, qs)))]
+    if by is not None:
+        g = cols[by]
+        order = np.argsort(g, kind="stable")
+        gs, vs = g[order], v[order]
+        cuts = np.flatnonzero(np.diff(gs)) + 1
+        for chunk_g, chunk in zip(np.split(gs, cuts), np.split(vs, cuts)):
+            out.append((int(chunk_g[0]), len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
+    return out
+
+
+def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float) -> float:
+    """Total time the intervals [start, end] spend inside [t0, t1]."""
+    return float(np.sum(np.clip(end, t0, t1) - np.clip(start, t0, t1)))
+
+
+def window(arrival: np.ndarray, end: np.ndarray, first: int, offline: bool, closed: bool) -> tuple[float, float]:
+    if offline:
+        return 0.0, float(end.max())
+    t0 = float(arrival[first])
+    t1 = float(end[-1]) if closed else float(arrival[-1])
+    if t1 <= t0:
+        t1 = float(end.max())
+    return t0, t1
+
+
+def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
+    """latency_ms, ci (ms) and the per-group quantiles, from the measured requests."""
+    lat = cols["latency"][first:]
+    m = len(lat)
+    k = GROUPS if m >= 40 * GROUPS else max(2, m // 40) if m >= 80 else 1
+    qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
+    data = {"latency": lat, "grp": (np.arange(m) * k) // m}
+    table = quantile_table(data, "latency", "grp" if k > 1 else None, qs, engine)
+    total = table[0]
+    names = ["mean"] + [f"p{round(q * 100, 4):g}" for q in qs]
+    latency = dict(zip(names, [total[2] * 1e3] + [x * 1e3 for x in total[3]]))
+    ci: dict[str, Optional[float]] = {n: None for n in names}
+    if k > 1:
+        groups = np.array([[g[2]] + g[3] for g in table[1:]]) * 1e3
+        hw = t975(k - 1) * groups.std(axis=0, ddof=1) / math.sqrt(k)
+        ci = dict(zip(names, [float(x) for x in hw]))
+    return latency, ci, k
+
+
+def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, k: int) -> Optional[float]:
+    if k < 2:
+        return None
+    idx = first + (np.arange(k + 1) * (len(arrival) - 1 - first)) // k
+    edges = arrival[idx]
+    span = np.diff(edges)
+    if np.any(span <= 0):
+        return None
+    done = np.diff(np.searchsorted(end_sorted, edges, side="right"))
+    x = done / span
+    return float(t975(k - 1) * x.std(ddof=1) / math.sqrt(k))
+
+
+def growth(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float) -> tuple[float, float]:
+    """(least-squares slope of the number in system over [t0, t1] in requests/s, its rise over the window)."""
+    ts = np.linspace(t0, t1, 41)
+    n_sys = np.searchsorted(arrival, ts, side="right") - np.searchsorted(end_sorted, ts, side="right")
+    if t1 <= t0:
+        return 0.0, 0.0
+    slope = float(np.polyfit(ts - t0, n_sys, 1)[0])
+    return slope, slope * (t1 - t0)
+
+
+def stability(rate: float, capacity: float, slope: float, rise: float, arrivals_in_window: int,
+              open_loop: bool) -> tuple[bool, Optional[str]]:
+    if not open_loop:
+        return True, None
+    reasons = []
+    rho = rate / capacity if capacity > 0 else math.inf
+    if rho >= 1:
+        reasons.append(f"utilisation {rho:.2f} >= 1 ({rate:,.0f} req/s offered, capacity {capacity:,.0f} req/s)")
+    if rise > max(20.0, 0.02 * arrivals_in_window):
+        reasons.append(f"the queue grew by {rise:,.0f} requests during the run ({slope:,.1f} requests/s)")
+    if not reasons:
+        return True, None
+    return False, "unstable: " + "; ".join(reasons) + "; the run stopped at its bound"
+
+
+def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
+    """Per time bin (by arrival): arrival rate, completion rate, mean and p99 latency, number in system."""
+    arr = cols["arrival"]
+    t_end = float(arr[-1]) if arr[-1] > 0 else float(end_sorted[-1])
+    edges = np.linspace(0.0, t_end, bins + 1)
+    width = edges[1] - edges[0] if t_end > 0 else 1.0
+    b = np.minimum(bins - 1, (arr / width).astype(np.int64)) if t_end > 0 else np.zeros(len(arr), dtype=np.int64)
+    table = quantile_table({"latency": cols["latency"], "bin": b}, "latency", "bin", (0.99,), engine)[1:]
+    p99 = np.full(bins, np.nan)
+    mean = np.full(bins, np.nan)
+    for g, _, mu, q in table:
+        p99[g], mean[g] = q[0] * 1e3, mu * 1e3
+    arrivals = np.bincount(b, minlength=bins) / width
+    done = np.diff(np.searchsorted(end_sorted, edges, side="right")) / width
+    in_sys = np.searchsorted(arr, edges[1:], side="right") - np.searchsorted(end_sorted, edges[1:], side="right")
+    return {"t_s": edges[1:].tolist(), "arrivals_rps": arrivals.tolist(), "throughput_rps": done.tolist(),
+            "mean_ms": mean.tolist(), "p99_ms": p99.tolist(), "in_system": in_sys.astype(float).tolist()}

@@ -1,0 +1,232 @@
+"""Workloads for the simulator: arrival times, query sizes and input lengths, pre-generated as numpy arrays.
+
+Kinds (`WorkloadKind`):
+- poisson: exponential inter-arrival times at `rate_rps` (MLPerf's and PARIS's arrival process).
+- mlperf-server: Poisson at the target rate; the run passes when p99 <= the benchmark's bound
+  (MLPerf Inference rules, Server scenario: ResNet-50 15 ms, BERT 130 ms, RNN-T 1000 ms; the
+  speech models here stand in for RNN-T; any other model 10 ms).
+- offline: every query issued at t = 0 (the metric is throughput).
+- single-stream: closed loop, the next query is issued when the previous one completes (metric p90).
+- multi-stream: closed loop with `samples_per_query` items per query (MLPerf v2.0+: 8; metric p99).
+- diurnal: Poisson with a rate that follows rate x (1 + amplitude sin(2 pi t / period_s)) and is
+  multiplied, per `noise_interval_s`, by max(0, 1 + noise_cv N(0, 1)) (multiplicative Gaussian noise).
+- trace: arrival timestamps read from a CSV file (one column, or a column named timestamp/time/t/
+  arrival/arrival_s; `trace_unit` s, ms or us), shifted to start at 0.
+
+Query sizes come from the design's q_pmf (fixed, or log-normal discretised and truncated to
+1..max_size, PARIS section V), so the simulator samples the distribution the analytic model averages.
+Input lengths (audio seconds or tokens, variable-length models only) come from workload.input_len.
+Randomness: the caller passes numpy Generators spawned from one SeedSequence.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.analytic.design import MLPERF_SERVER_P99_MS
+from engine.sim.errors import SimError
+
+MAX_REQUESTS = 20_000_000
+MLPERF_DEFAULT_P99_MS = 10.0
+
+
+class WorkloadKind(StrEnum):
+    POISSON = "poisson"
+    MLPERF_SERVER = "mlperf-server"
+    OFFLINE = "offline"
+    SINGLE_STREAM = "single-stream"
+    MULTI_STREAM = "multi-stream"
+    DIURNAL = "diurnal"
+    TRACE = "trace"
+
+
+CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
+
+
+class SimWorkload(BaseModel):
+    """How requests arrive (the simulator's extension of workload.arrival; times in seconds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: WorkloadKind = WorkloadKind.POISSON
+    rate_rps: Optional[float] = Field(None, gt=0, le=1e7, description="default: the scenario's arrival rate")
+    samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
+    period_s: float = Field(60.0, gt=0, description="diurnal: period of the daily cycle (compressed)")
+    amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
+    noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
+    noise_interval_s: float = Field(1.0, gt=0, description="diurnal: one noise factor per interval")
+    trace_csv: Optional[str] = Field(None, description="trace: path of a CSV of arrival timestamps")
+    timestamps: Optional[list[float]] = Field(None, description="trace: inline arrival timestamps")
+    trace_unit: str = Field("s", pattern="^(s|ms|us)$")
+
+
+class Arrivals(BaseModel):
+    """Pre-generated requests: arrival time (s, nan for closed loop), items per query, input length."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    t: np.ndarray
+    size: np.ndarray  # int items per query
+    length: Optional[np.ndarray]  # audio s / tokens, or None for fixed-size inputs
+    closed_loop: bool
+    rate_rps: float  # offered rate (open loop); 0 for closed loop and offline
+
+
+def mlperf_bound_ms(model: str) -> float:
+    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else 10 ms."""
+    return MLPERF_SERVER_P99_MS.get(model, MLPERF_DEFAULT_P99_MS)
+
+
+def _count(n_requests: Optional[int], duration_s: Optional[float], rate: float) -> tuple[Optional[int], Optional[float]]:
+    if n_requests is None and duration_s is None:
+        raise SimError("give n_requests or duration_s")
+    if n_requests is not None and not 1 <= n_requests <= MAX_REQUESTS:
+        raise SimError(f"n_requests: must be 1..{MAX_REQUESTS:,}, got {n_requests}")
+    if duration_s is not None:
+        if not duration_s > 0:
+            raise SimError(f"duration_s: must be positive, got {duration_s}")
+        if rate > 0 and rate * duration_s > MAX_REQUESTS:
+            raise SimError(f"duration_s: {duration_s:g} s at {rate:g} req/s is over {MAX_REQUESTS:,} requests")
+    return n_requests, duration_s
+
+
+def poisson_times(rate: float, n: Optional[int], duration: Optional[float], rng: np.random.Generator) -> np.ndarray:
+    """Arrival times of a Poisson process: n of them, or all in [0, duration)."""
+    if n is None:
+        m = int(rate * duration + 6 * math.sqrt(rate * duration) + 16)
+        t = np.cumsum(rng.standard_exponential(m)) / rate
+        return t[t < duration]
+    return np.cumsum(rng.standard_exponential(n)) / rate
+
+
+def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optional[float],
+                  rng: np.random.Generator) -> np.ndarray:
+    """Piecewise-constant-rate Poisson arrivals: a sinusoidal daily cycle times Gaussian noise per interval."""
+    horizon = duration if duration is not None else 1.5 * n / rate + 10 * w.noise_interval_s
+    while True:
+        k = int(math.ceil(horizon / w.noise_interval_s))
+        edges = np.arange(k + 1) * w.noise_interval_s
+        mid = edges[:-1] + w.noise_interval_s / 2
+        lam = rate * (1 + w.amplitude * np.sin(2 * np.pi * mid / w.period_s))
+        lam = lam * np.maximum(0.0, 1 + w.noise_cv * rng.standard_normal(k))
+        counts = rng.poisson(lam * w.noise_interval_s)
+        if counts.sum() > MAX_REQUESTS:
+            raise SimError("the diurnal workload would generate more than 20M requests; shorten the run")
+        starts = np.repeat(edges[:-1], counts)
+        t = np.sort(starts + rng.random(counts.sum()) * w.noise_interval_s)
+        if duration is not None:
+            return t[t < duration]
+        if len(t) >= n:
+            return t[:n]
+        horizon *= 2
+
+
+def read_trace(path: str | Path, unit: str = "s") -> np.ndarray:
+    """Arrival timestamps from a CSV file; errors name the line and the bad value."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise SimError(f"trace_csv: cannot read {path}: {e.strerror or e}") from None
+    return parse_trace(lines, unit, str(path))
+
+
+def parse_trace(lines: list[str], unit: str = "s", where: str = "trace") -> np.ndarray:
+    rows = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        raise SimError(f"{where}: no timestamps")
+    col = 0
+    first = [c.strip().lower() for c in rows[0][1].split(",")]
+    try:
+        float(first[0])
+    except ValueError:
+        names = ("timestamp", "time", "t", "arrival", "arrival_s", "timestamp_s", "time_s")
+        hit = [i for i, c in enumerate(first) if c in names]
+        if not hit:
+            raise SimError(f"{where}: line {rows[0][0]}: no timestamp column (expected one of {', '.join(names)}, "
+                           f"got {', '.join(first)})") from None
+        col, rows = hit[0], rows[1:]
+    out = np.empty(len(rows))
+    for j, (line, text) in enumerate(rows):
+        cells = text.split(",")
+        try:
+            out[j] = float(cells[col])
+        except (ValueError, IndexError):
+            raise SimError(f"{where}: line {line}: {text.strip()!r} has no number in column {col + 1}") from None
+        if not math.isfinite(out[j]):
+            raise SimError(f"{where}: line {line}: timestamp {out[j]} is not finite")
+    if len(out) > 1 and np.any(np.diff(out) < 0):
+        j = int(np.argmax(np.diff(out) < 0)) + 1
+        raise SimError(f"{where}: line {rows[j][0]}: timestamps must not decrease ({out[j - 1]:g} then {out[j]:g})")
+    scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
+    return (out - out[0]) * scale
+
+
+def sample_sizes(q_pmf: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Items per query from the design's size distribution (PARIS log-normal 1..max, or fixed)."""
+    if q_pmf[-1] == 1.0:
+        return np.full(n, len(q_pmf), dtype=np.int64)
+    cdf = np.cumsum(q_pmf)
+    cdf[-1] = 1.0
+    return np.searchsorted(cdf, rng.random(n), side="right").astype(np.int64) + 1
+
+
+def sample_lengths(spec, default: Optional[float], n: int, rng: np.random.Generator) -> np.ndarray:
+    """Input lengths (audio s or tokens) from workload.input_len: fixed, uniform or log-normal."""
+    if spec.kind == "fixed":
+        v = spec.value if spec.value is not None else default
+        return np.full(n, float(v if v is not None else 1.0))
+    if spec.kind == "uniform":
+        if spec.high < spec.low:
+            raise SimError(f"workload.input_len: high ({spec.high}) is below low ({spec.low})")
+        return spec.low + (spec.high - spec.low) * rng.random(n)
+    return np.exp(spec.mu + spec.sigma * rng.standard_normal(n))
+
+
+def generate(w: SimWorkload, design, n_requests: Optional[int], duration_s: Optional[float],
+             rngs: list[np.random.Generator], variable_length: bool, rate: Optional[float] = None) -> Arrivals:
+    """Requests for one run. rngs: three Generators (arrivals, sizes, lengths)."""
+    sc = design.scenario
+    rate = rate if rate is not None else (w.rate_rps or sc.workload.arrival.rate_rps)
+    kind = w.kind
+    if kind in (WorkloadKind.POISSON, WorkloadKind.MLPERF_SERVER):
+        n_requests, duration_s = _count(n_requests, duration_s, rate)
+        t = poisson_times(rate, n_requests, duration_s, rngs[0])
+    elif kind == WorkloadKind.DIURNAL:
+        n_requests, duration_s = _count(n_requests, duration_s, rate * (1 + w.amplitude))
+        t = diurnal_times(w, rate, n_requests, duration_s, rngs[0])
+    elif kind == WorkloadKind.TRACE:
+        if w.trace_csv is None and w.timestamps is None:
+            raise SimError("trace: give trace_csv (a CSV of arrival timestamps) or timestamps")
+        t = (read_trace(w.trace_csv, w.trace_unit) if w.trace_csv is not None
+             else parse_trace([str(x) for x in w.timestamps], w.trace_unit, "timestamps"))
+        if duration_s is not None:
+            t = t[t < duration_s]
+        if n_requests is not None:
+            t = t[:n_requests]
+        rate = len(t) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
+    elif kind == WorkloadKind.OFFLINE:
+        if n_requests is None:
+            raise SimError("offline: give n_requests (every query is issued at t = 0)")
+        _count(n_requests, None, 0.0)
+        t, rate = np.zeros(n_requests), 0.0
+    else:  # closed loop: times are decided by the simulation
+        if n_requests is None:
+            raise SimError(f"{kind.value}: give n_requests (a closed loop issues one query at a time)")
+        _count(n_requests, None, 0.0)
+        t, rate = np.full(n_requests, np.nan), 0.0
+    n = len(t)
+    if n == 0:
+        raise SimError("the workload produced no requests (duration too short for the rate?)")
+    if kind == WorkloadKind.MULTI_STREAM:
+        size = np.full(n, w.samples_per_query, dtype=np.int64)
+    else:
+        size = sample_sizes(design.q_pmf, n, rngs[1])
+    length = sample_lengths(sc.workload.input_len, design.gpu.input_len, n, rngs[2]) if variable_length else None
+    return Arrivals(t=t, size=size, length=length, closed_loop=kind in CLOSED_LOOP, rate_rps=float(rate))

@@ -1,0 +1,171 @@
+"""Design: one inference-server design, analysed: capacity, bottleneck, tail latency vs load, cost."""
+
+import json
+
+import streamlit as st
+
+from engine.catalog import LayoutError, validate_layout
+from engine.design_charts import breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram, utilization_bar
+from engine.presets import DEFAULT_SCENARIO
+from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
+                             load_scenario)
+from engine.urlstate import decode, encode
+from ui.design_form import CUSTOM, MIG, SHARES, WHOLE, from_widgets, layout_choices, to_widgets
+from ui.design_state import context, evaluate_cached
+
+ctx = context()
+book = ctx.book
+st.title("Design")
+st.caption("One design end to end: pick the model, GPU partitioning, host, preprocessing, RPC path, batching, "
+           "scheduler and workload; the analytic engine answers with capacity, bottleneck, tail latency and cost.")
+
+
+def _apply(scenario) -> None:
+    for k, v in to_widgets(scenario, book.catalog.gpu(scenario.gpu.sku)).items():
+        st.session_state[k] = v
+
+
+if "d_model" not in st.session_state:  # first run of this session: the link's scenario, else the default
+    start = load_scenario(DEFAULT_SCENARIO, book)
+    token = st.query_params.get("s")
+    if token:
+        try:
+            start = load_scenario(decode(token), book)
+        except ScenarioError as e:
+            st.error(f"The scenario in this link cannot be used: {e}")
+    _apply(start)
+
+def _reset() -> None:  # a callback runs before the widgets exist, so their values can be set
+    st.query_params.clear()
+    _apply(load_scenario(DEFAULT_SCENARIO, book))
+
+
+top = st.columns([3, 1])
+top[0].text_input("Design name", key="d_name")
+top[1].button("Reset to defaults", key="d_reset", on_click=_reset)
+
+c = st.columns(4)
+models = sorted(book.model_names)
+c[0].selectbox("Model", models, key="d_model")
+c[1].selectbox("GPU", book.catalog.skus, key="d_gpu")
+c[2].number_input("GPUs", 1, 64, key="d_count")
+gpu = book.catalog.gpu(st.session_state["d_gpu"])
+modes = [WHOLE, MIG, SHARES] if gpu.mig_capable else [WHOLE, SHARES]
+if st.session_state.get("d_mode") not in modes:
+    st.session_state["d_mode"] = WHOLE
+c[3].radio("Partitioning", modes, key="d_mode")
+
+if st.session_state["d_mode"] == MIG:
+    choices = layout_choices(gpu)
+    if st.session_state.get("d_layout") not in choices:
+        st.session_state["d_layout"] = choices[0]
+    st.selectbox(f"MIG layout (all {len(choices) - 1} maximal layouts of {gpu.sku}, or custom)", choices,
+                 key="d_layout")
+    if st.session_state["d_layout"] == CUSTOM:
+        st.text_input("Profiles, comma-separated (profile or profile@start)", key="d_custom",
+                      help=f"valid profiles: {', '.join(p.name for p in gpu.profiles)}")
+elif st.session_state["d_mode"] == SHARES:
+    st.text_input("GPU% per instance (MPS active-thread percentage), comma-separated", key="d_shares")
+
+with st.expander("Host, preprocessing and RPC path", expanded=False):
+    c = st.columns(4)
+    c[0].number_input("Host CPU cores", 1, 1024, key="d_cores")
+    c[1].number_input("Reserved cores", 0, 1023, key="d_reserved")
+    c[2].selectbox("Preprocessing device", [d.value for d in PreprocessDevice], key="d_pre",
+                   help="cpu: a pool of host cores; dpu: FPGA data-processing unit; gpu: decode on the slices; "
+                        "none: PREBA's ideal")
+    c[3].number_input("Preprocessing cores (0 = share all free cores)", 0, 1024, key="d_pre_cores")
+    c = st.columns(4)
+    c[0].number_input("DPU compute units", 1, 64, key="d_dpu_units")
+    c[1].selectbox("RPC path", [p.value for p in RpcPreset], key="d_rpc")
+    c[2].number_input("Link (Gbit/s)", 1.0, 3200.0, key="d_link")
+    with c[3].popover("Advanced RPC components"):
+        st.selectbox("Copy method", ["preset", "cudamemcpy", "gpu-dma", "direct"], key="d_copy")
+        st.selectbox("Orchestration", ["preset", "cpu", "cpu-graphs", "gpu"], key="d_orch")
+        st.selectbox("Completion", ["preset", "spin", "blocking", "callback", "polling"], key="d_completion")
+
+with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False):
+    c = st.columns(4)
+    c[0].selectbox("Batching", [b.value for b in BatchingPolicy], key="d_batching")
+    c[1].number_input("Batch_max (0 = the knee)", 0, 4096, key="d_max_batch")
+    c[2].number_input("Time_queue ms (0 = Time_knee / partitions)", 0.0, 10_000.0, key="d_delay")
+    c[3].selectbox("Scheduler", [p.value for p in SchedulerPolicy], key="d_sched")
+    c = st.columns(4)
+    c[0].number_input("Offered load (requests/s)", 1.0, 1e7, key="d_rate")
+    c[1].selectbox("Query size", ["fixed", "lognormal"], key="d_qkind")
+    c[2].number_input("Items per query (fixed)", 1, 4096, key="d_qsize")
+    c[3].number_input("SLA latency ms (0 = MLPerf bound)", 0.0, 1e6, key="d_sla")
+    c = st.columns(4)
+    c[0].number_input("SLA percentile", 50.0, 99.99, key="d_pct")
+    c[1].number_input("Log-normal mu (PARIS)", -5.0, 10.0, key="d_mu")
+    c[2].number_input("Log-normal sigma", 0.01, 5.0, key="d_sigma")
+    c[3].number_input("ELSA alpha", 0.01, 100.0, key="d_alpha")
+    c = st.columns(4)
+    c[0].number_input("ELSA beta", 0.01, 100.0, key="d_beta")
+    c[1].number_input("Years", 0.5, 20.0, key="d_years")
+    c[2].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="d_kwh", format="%.3f")
+    c[3].number_input("PUE", 1.0, 3.0, key="d_pue")
+
+try:
+    scenario = load_scenario(from_widgets(dict(st.session_state)), book)
+except ScenarioError as e:
+    st.error(f"This design is not valid: {e}")
+    st.stop()
+st.query_params["s"] = encode(scenario)
+
+result = evaluate_cached(scenario.to_json())
+ev, curve = result["evaluation"], result["curve"]
+lat = ev["latency_ms"]
+pct = ev["sla"]["percentile"]
+
+m = st.columns(6)
+m[0].metric("SLA-bounded throughput", f"{ev['sla_bounded_rps']:,.0f} req/s",
+            help=f"largest load whose p{pct:g} latency meets {ev['sla']['latency_ms']:g} ms")
+m[1].metric("Capacity", f"{ev['capacity_rps']:,.0f} req/s", help="throughput at which the bottleneck saturates")
+m[2].metric(f"p{pct:g} at offered load", f"{lat[f'p{pct:g}'] if f'p{pct:g}' in lat else lat['p99']:,.2f} ms"
+            if ev["stable"] else "unstable")
+m[3].metric("Bottleneck", ev["bottleneck"])
+m[4].metric(f"TCO ({ev['cost']['years']:g} years)", f"${ev['cost']['tco_usd']:,.0f}")
+m[5].metric("Queries per dollar", f"{ev['cost']['queries_per_usd']:,.0f}",
+            help="at the SLA-bounded throughput over the cost period")
+if not ev["stable"]:
+    st.error(f"Unstable at the offered load: {ev['unstable_reason']}. Lower the load or add capacity.")
+elif not ev["sla"]["met"]:
+    st.warning(f"The p{pct:g} latency at the offered load misses the {ev['sla']['latency_ms']:g} ms SLA.")
+else:
+    st.success(f"Meets the p{pct:g} {ev['sla']['latency_ms']:g} ms SLA at {ev['rate_rps']:,.0f} req/s.")
+
+layouts = []
+for g in range(scenario.gpu.count):
+    lay = scenario.gpu.layouts[g] if scenario.gpu.layouts else scenario.gpu.layout
+    layouts.append(validate_layout(gpu, lay) if lay else None)
+if not scenario.gpu.shares:
+    st.plotly_chart(slot_diagram(gpu, layouts[:4]), key="d_slots")
+    if scenario.gpu.count > 4:
+        st.caption(f"Showing 4 of {scenario.gpu.count} GPUs (all have the same layout).")
+
+st.subheader("Tail latency against load")
+st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],
+                                ev["rate_rps"]), key="d_curve")
+st.caption(f"Analytic mean and p{pct:g} latency from {curve['rates'][0]:,.0f} req/s up to capacity; the dashed "
+           "line is the SLA, the dotted one the offered load.")
+
+c = st.columns(2)
+with c[0]:
+    st.subheader("Where the time goes")
+    st.plotly_chart(breakdown_bar(ev["breakdown_ms"]), key="d_breakdown")
+with c[1]:
+    st.subheader("Utilisation")
+    st.plotly_chart(utilization_bar(ev["utilization"]), key="d_util")
+cores = {k.replace(" (cores)", ""): v for k, v in ev["host_cpu"].items()
+         if k.endswith("(cores)") and not k.startswith(("used", "free", "reserved"))}
+st.subheader("Host CPU")
+st.plotly_chart(host_cpu_bar(cores, ev["host_cpu"]["free for serving (cores)"]), key="d_cpu")
+st.subheader("Batching")
+st.caption(f"Policy {ev['batching']['policy']}; Time_queue {ev['batching']['time_queue_ms']:.3f} ms; Batch_max per "
+           f"partition from the {ev['batching']['knee_rule']} knee unless set.")
+st.dataframe(ev["partitions"], hide_index=True, key="d_parts")
+with st.expander("Notes and the scenario JSON"):
+    for note in ev["notes"]:
+        st.markdown(f"- {note}")
+    st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")

@@ -1,0 +1,81 @@
+"""The Design page under AppTest: defaults, widgets, invalid input, URL state, reset."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.presets import DEFAULT_SCENARIO
+from engine.urlstate import decode, encode
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+def metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.fixture
+def design():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_defaults_render_headline_metrics(design):
+    m = metrics(design)
+    assert {"SLA-bounded throughput", "Capacity", "Bottleneck", "Queries per dollar"} <= set(m)
+    assert m["Bottleneck"] == "host_cpu"  # CPU preprocessing starves 7 x 1g (PREBA)
+    assert len(design.get("plotly_chart")) == 5  # slots, curve, breakdown, utilisation, host CPU
+    assert decode(design.query_params["s"][0] if isinstance(design.query_params["s"], list)
+                  else design.query_params["s"])["model"] == "resnet50"
+
+
+def test_changing_layout_and_device_changes_metrics(design):
+    before = metrics(design)
+    design.selectbox(key="d_pre").set_value("dpu").run()
+    assert not design.exception
+    dpu = metrics(design)
+    assert dpu["Bottleneck"] != before["Bottleneck"] and dpu["Capacity"] != before["Capacity"]
+    options = design.selectbox(key="d_layout").options
+    design.selectbox(key="d_layout").set_value(next(o for o in options if o.startswith("3g"))).run()
+    assert not design.exception and metrics(design)["Capacity"] != dpu["Capacity"]
+    for key, value in (("d_batching", "work-conserving"), ("d_sched", "round-robin"), ("d_rpc", "splitrpc-pnic"),
+                       ("d_mode", "Whole GPU (MIG off)"), ("d_model", "bert-large"), ("d_gpu", "T4-16GB")):
+        (design.radio if key == "d_mode" else design.selectbox)(key=key).set_value(value).run()
+        assert not design.exception, (key, design.exception)
+
+
+def test_invalid_layout_is_explained_not_raised(design):
+    design.selectbox(key="d_layout").set_value("custom (type profiles)").run()
+    design.text_input(key="d_custom").set_value("4g.40gb, 4g.40gb").run()
+    assert not design.exception
+    assert any("allows at most 1" in e.value for e in design.error)
+    design.text_input(key="d_custom").set_value("9g.99gb").run()
+    assert any("gpu.layout[0]: '9g.99gb' is not a profile" in e.value for e in design.error)
+
+
+def test_overload_is_reported_unstable(design):
+    design.number_input(key="d_rate").set_value(1e6).run()
+    assert not design.exception and any("Unstable" in e.value for e in design.error)
+
+
+def test_link_restores_the_scenario_and_reset_restores_defaults():
+    from engine.scenario import load_scenario
+
+    linked = {**DEFAULT_SCENARIO, "model": "efficientnet-b0", "preprocessing": {"device": "none"}}
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["s"] = encode(load_scenario(linked))
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="d_model").value == "efficientnet-b0" and at.selectbox(key="d_pre").value == "none"
+    at.button(key="d_reset").click().run()
+    assert at.selectbox(key="d_model").value == "resnet50" and at.selectbox(key="d_pre").value == "cpu"
+
+
+def test_damaged_link_falls_back_with_a_message():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["s"] = "not-a-scenario"
+    at.run()
+    assert not at.exception and any("cannot be used" in e.value for e in at.error)
+    assert at.selectbox(key="d_model").value == "resnet50"
