@@ -118,7 +118,7 @@ ev, curve = result["evaluation"], result["curve"]
 lat = ev["latency_ms"]
 pct = ev["sla"]["percentile"]
 
-m = st.columns(6)
+m = st.columns(3) + st.columns(3)
 m[0].metric("SLA-bounded throughput", f"{ev['sla_bounded_rps']:,.0f} req/s",
             help=f"largest load whose p{pct:g} latency meets {ev['sla']['latency_ms']:g} ms")
 m[1].metric("Capacity", f"{ev['capacity_rps']:,.0f} req/s", help="throughput at which the bottleneck saturates")
@@ -157,6 +157,8 @@ with c[0]:
 with c[1]:
     st.subheader("Utilisation")
     st.plotly_chart(utilization_bar(ev["utilization"]), key="d_util")
+    st.caption("Stages: offered load over capacity. Partitions ('gpu:'): busy fraction at the batch size the "
+               "load produces, so a partition can be busy while the GPU still has headroom in larger batches.")
 cores = {k.replace(" (cores)", ""): v for k, v in ev["host_cpu"].items()
          if k.endswith("(cores)") and not k.startswith(("used", "free", "reserved"))}
 st.subheader("Host CPU")
