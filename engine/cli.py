@@ -150,11 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--percentile", type=int, default=95, help="tail percentile for Time_knee")
     pk.set_defaults(func=cmd_profiles_knee)
 
-    from engine import cli_eval, cli_io, cli_profile
+    from engine import cli_eval, cli_io, cli_profile, cli_sim
 
     cli_io.register(sub)
     cli_profile.register(sub)
     cli_eval.register(sub)
+    cli_sim.register(sub)
     return p
 
 
@@ -163,6 +164,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from engine.profilers import ProfilerError
     from engine.profiles import ProfileError
     from engine.scenario import ScenarioError
+    from engine.sim.errors import SimError
     from engine.seedio import SeedError
     from engine.store import StoreError
 
@@ -170,7 +172,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     except (LayoutError, UnknownNameError, SeedError, StoreError, ProfileError, ProfilerError, ImportFailed,
-            ScenarioError) as e:
+            ScenarioError, SimError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `| head` closed the pipe

@@ -50,14 +50,23 @@ class Bucket:
     def waiting(self) -> int:
         return len(self.ids) - self.head
 
-    def fit(self, cap: int, rcap: int) -> int:
-        """How many requests from the head fit in `cap` items (at least one), at most `rcap`."""
+    def fit(self, cap: int, rcap: int) -> tuple[int, int]:
+        """(k, last): k = how many requests from the head fit in `cap` items (at least one, at most
+        `rcap`); the batch is full when request `last` arrives: the k-th if it brings the batch to
+        `cap` items or `rcap` requests, else the next one, which does not fit (an index past the
+        known requests: not full yet)."""
         h = self.head
         if self.cum is None:
-            return cap if cap < rcap else rcap
-        base = self.cum[h - 1] if h else 0
-        k = bisect.bisect_right(self.cum, base + cap, h) - h
-        return 1 if k < 1 else (k if k < rcap else rcap)
+            k = cap if cap < rcap else rcap
+            return k, h + k - 1
+        cum = self.cum
+        base = cum[h - 1] if h else 0
+        k = bisect.bisect_right(cum, base + cap, h) - h
+        if k < 1:
+            return 1, h
+        if k >= rcap:
+            return rcap, h + rcap - 1
+        return k, (h + k - 1 if h + k <= len(cum) and cum[h + k - 1] - base == cap else h + k)
 
     def items(self, pos: int, count: int) -> int:
         if self.cum is None:
@@ -91,9 +100,8 @@ class BatchQueue:
             h, n = b.head, len(b.ready)
             if h >= n:
                 return None
-            k = b.fit(caps[0], rcap)
+            k, last = b.fit(caps[0], rcap)
             due = b.ready[h] + tq
-            last = h + k - 1
             if last < n and b.ready[last] < due:
                 due = b.ready[last]
             return (t if due <= t else due), due, 0, k
@@ -102,9 +110,8 @@ class BatchQueue:
             h, n = b.head, len(b.ready)
             if h >= n:
                 continue
-            k = b.fit(caps[j], rcap)
+            k, last = b.fit(caps[j], rcap)
             due = b.ready[h] + tq
-            last = h + k - 1
             if last < n and b.ready[last] < due:
                 due = b.ready[last]
             key = (max(due, t), b.ready[h])

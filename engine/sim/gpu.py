@@ -37,7 +37,7 @@ class GpuEngine:
                  alpha: float, beta: float, ready: np.ndarray, sizes: np.ndarray,
                  lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False,
                  closed_loop: bool = False, host_offset: Optional[np.ndarray] = None,
-                 progress: Optional[Callable[[float], None]] = None):
+                 progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False):
         self.env = simpy.Environment()
         self.service, self.caps, self.rcap, self.tq = service, caps, rcap, tq
         self.n_parts = len(caps)
@@ -58,7 +58,7 @@ class GpuEngine:
         self.sched = scheduler_for(scheduler)(self)
         self.width, self.merge = width, merge
         self.n_buckets = (int(np.max(lengths) // width) + 1) if (width > 0 and lengths is not None) else 1
-        self.dynamic = closed_loop or not (self.sched.shared or self.sched.static)
+        self.dynamic = force_dynamic or closed_loop or not (self.sched.shared or self.sched.static)
         self.closed = False
         self.client_ev = None
         self.lock_busy = False
@@ -81,7 +81,8 @@ class GpuEngine:
                                     self.width, self.merge) for k in range(nq)]
         else:
             order = np.argsort(ready, kind="stable")
-            owner = np.zeros(self.n, dtype=int) if self.sched.shared else self.sched.static_assign(self.n)[order]
+            # owner of the j-th request to reach the scheduler (ready order)
+            owner = np.zeros(self.n, dtype=int) if self.sched.shared else self.sched.static_assign(self.n)
             queues = []
             for k in range(nq):
                 ids = order[owner == k]

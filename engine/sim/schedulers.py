@@ -104,43 +104,45 @@ class Elsa(Scheduler):
         self.alone = eng.rcap == 1
         self.cap = [c[0] for c in eng.caps]
         self.full = [svc.mean(p, self.cap[p]) for p in range(self.n)]
-
-    def _drain(self, p: int, items: int) -> float:
-        if items <= 0:
-            return 0.0
-        full, rest = divmod(items, self.cap[p])
-        return full * self.full[p] + (self.eng.service.mean(p, rest) if rest else 0.0)
+        # partial[p][i]: a batch of i < Batch_max items (0 for none)
+        self.partial = [[0.0] + [svc.mean(p, i) for i in range(1, self.cap[p])] for p in range(self.n)]
 
     def estimates(self, rid: int, now: float) -> list[tuple[float, float]]:
-        """(T_wait, T_estimated,new) of request rid on every partition at time `now`."""
+        """(T_wait, T_estimated,new) of request rid on every partition at time `now` (equation 1)."""
         eng = self.eng
-        q, ln = eng.size_l[rid], eng.len_of(rid)
-        out = []
-        for p in range(self.n):
-            rem = self.cur_end[p] - now
-            rem = rem if rem > 0 else 0.0
-            if self.alone:
-                out.append((self.q_est[p] + rem, eng.service.mean(p, q, ln)))
-            else:
-                d0 = self._drain(p, self.q_items[p])
-                out.append((d0 + rem, self._drain(p, self.q_items[p] + q) - d0))
-        return out
+        return [self._estimate(p, eng.size_l[rid], eng.len_of(rid), now) for p in range(self.n)]
+
+    def _estimate(self, p: int, q: int, ln, now: float) -> tuple[float, float]:
+        """(T_wait, T_estimated,new) on partition p. With batching, Q queued items are priced as full
+        Batch_max batches plus one partial batch, and the new query as the increase of that price."""
+        rem = self.cur_end[p] - now
+        if rem < 0:
+            rem = 0.0
+        if self.alone:
+            return self.q_est[p] + rem, self.eng.service.mean(p, q, ln)
+        cap, x, part, full = self.cap[p], self.q_items[p], self.partial[p], self.full[p]
+        f0, r0 = divmod(x, cap)
+        f1, r1 = divmod(x + q, cap)
+        return f0 * full + part[r0] + rem, (f1 - f0) * full + part[r1] - part[r0]
 
     def assign(self, rid: int, now: float) -> int:
         eng = self.eng
-        est = self.estimates(rid, now)
+        q, ln = eng.size_l[rid], eng.len_of(rid)
         budget = eng.sla_s - (now - eng.arrival_l[rid])
-        choice = -1
-        for p in self.order:  # step A: smallest partition with slack
-            w, t_new = est[p]
-            if budget > self.alpha * (w + self.beta * t_new):
+        alpha, beta = self.alpha, self.beta
+        choice, best, seen = -1, None, []
+        for p in self.order:  # step A: the smallest partition with slack
+            w, t_new = self._estimate(p, q, ln, now)
+            if budget > alpha * (w + beta * t_new):
                 choice = p
                 break
-        if choice < 0:  # step B: fastest completion
-            choice = min(range(self.n), key=lambda p: (est[p][0] + est[p][1], p))
-        self.q_items[choice] += eng.size_l[rid]
+            seen.append((w + t_new, p, t_new))
+        else:  # step B: the fastest completion
+            best = min(seen)
+            choice, t_new = best[1], best[2]
+        self.q_items[choice] += q
         if self.alone:
-            self.q_est[choice] += est[choice][1]
+            self.q_est[choice] += t_new
         return choice
 
     def on_take(self, p: int, items: int, est: float) -> None:

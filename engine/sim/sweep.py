@@ -1,0 +1,88 @@
+"""Curves and adaptive run length.
+
+sweep(): independent load points of a latency-vs-load curve run in parallel worker processes (fork;
+the workers compute percentiles with numpy, since a forked process must not share the parent's
+DuckDB). Every point uses the same seed: common random numbers (the unit-rate arrival stream is
+scaled by each rate), so the curve is smooth and differences between points are not sampling noise.
+
+adaptive(): runs n, 2n, 4n... requests until the p99 confidence half-width is under `target` of the
+p99 (or max_requests is reached); each round is a fresh run with the same seed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Callable, Optional
+
+import numpy as np
+
+from engine.sim.errors import SimError
+from engine.sim.run import simulate_design
+
+_JOB: dict = {}
+
+
+def _point(rate: float):
+    job = _JOB
+    r = simulate_design(job["design"], job["n"], duration_s=job["duration"], seed=job["seed"], ctx=job["ctx"],
+                        service=job["service"], workload=job["workload"], rate=rate, warmup=job["warmup"],
+                        stats="numpy", timeseries=False)
+    return r.model_copy(update={"records": None})
+
+
+def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
+          ctx=None, service=None, workload=None, warmup: float = 0.1, workers: Optional[int] = None,
+          progress: Optional[Callable[[float], None]] = None) -> list:
+    """SimResults at each arrival rate (req/s), computed in parallel processes (records are dropped)."""
+    rates = [float(r) for r in rates]
+    if not rates:
+        raise SimError("sweep: no rates")
+    if any(not r > 0 for r in rates):
+        raise SimError(f"sweep: rates must be positive, got {rates}")
+    _JOB.update(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
+                workload=workload, warmup=warmup)
+    workers = min(len(rates), workers or os.cpu_count() or 1)
+    out: list = [None] * len(rates)
+    try:
+        if workers <= 1 or "fork" not in mp.get_all_start_methods():
+            for i, r in enumerate(rates):
+                out[i] = _point(r)
+                if progress:
+                    progress((i + 1) / len(rates))
+            return out
+        # interleave the rates so that each worker gets cheap and expensive points alike
+        order = sorted(range(len(rates)), key=lambda i: (i % workers, i))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
+            for done, (i, res) in enumerate(zip(order, pool.map(_point, [rates[i] for i in order]))):
+                out[i] = res
+                if progress:
+                    progress((done + 1) / len(rates))
+        return out
+    finally:
+        _JOB.clear()
+
+
+def rate_grid(lo: float, hi: float, n: int) -> list[float]:
+    if not 0 < lo <= hi or n < 1:
+        raise SimError(f"need 0 < LO <= HI and N >= 1, got {lo}:{hi}:{n}")
+    return [float(x) for x in np.linspace(lo, hi, n)]
+
+
+def adaptive(design, target: float, n_start: int = 20_000, max_requests: int = 2_000_000, **kw):
+    """Double the run length until the p99 half-width <= target x p99; returns (result, rounds)."""
+    if not 0 < target < 1:
+        raise SimError(f"target: the p99 half-width as a fraction of p99, in (0, 1), got {target}")
+    n, rounds = n_start, 0
+    while True:
+        rounds += 1
+        res = simulate_design(design, n, **kw)
+        hw = res.ci.get("p99")
+        if (hw is not None and hw <= target * res.latency_ms["p99"]) or n >= max_requests:
+            note = (f"adaptive length: {rounds} round(s), {n:,} requests, p99 half-width "
+                    f"{(hw or float('nan')):.3g} ms (target {target:.1%} of p99)")
+            if n >= max_requests and not (hw is not None and hw <= target * res.latency_ms["p99"]):
+                note += "; stopped at max_requests before reaching the target"
+            return res.model_copy(update={"notes": res.notes + [note]}), rounds
+        n = min(2 * n, max_requests)
