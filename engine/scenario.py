@@ -150,9 +150,31 @@ class SchedulerSpec(_Spec):
     beta: float = Field(1.0, gt=0)
 
 
+class WorkloadKind(StrEnum):
+    """Arrival processes (engine.sim.workload describes each)."""
+
+    POISSON = "poisson"
+    MLPERF_SERVER = "mlperf-server"
+    OFFLINE = "offline"
+    SINGLE_STREAM = "single-stream"
+    MULTI_STREAM = "multi-stream"
+    DIURNAL = "diurnal"
+    TRACE = "trace"
+
+
 class ArrivalSpec(_Spec):
-    kind: Literal["poisson"] = "poisson"
+    """How requests arrive. The analytic engine reads the rate (Poisson); the simulator every kind."""
+
+    kind: WorkloadKind = WorkloadKind.POISSON
     rate_rps: float = Field(1000.0, gt=0, le=1e7, description="requests per second")
+    samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
+    period_s: float = Field(60.0, gt=0, description="diurnal: period of the daily cycle (compressed)")
+    amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
+    noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
+    noise_interval_s: float = Field(1.0, gt=0, description="diurnal: one noise factor per interval")
+    trace_csv: Optional[str] = Field(None, description="trace: path of a CSV of arrival timestamps")
+    timestamps: Optional[list[float]] = Field(None, description="trace: inline arrival timestamps")
+    trace_unit: str = Field("s", pattern="^(s|ms|us)$")
 
 
 class QuerySizeSpec(_Spec):
@@ -194,6 +216,31 @@ class CostSpec(_Spec):
     nic_price_usd: Optional[float] = Field(None, ge=0)
 
 
+class ServiceKind(StrEnum):
+    DETERMINISTIC = "deterministic"
+    EXPONENTIAL = "exponential"
+    LOGNORMAL = "lognormal"
+
+
+class ServiceSpec(_Spec):
+    """A synthetic GPU service-time distribution that replaces the profiled model (for validation
+    against queueing theory; engine.sim.service documents how it is sampled)."""
+
+    kind: ServiceKind = ServiceKind.EXPONENTIAL
+    mean_ms: float | list[float] = Field(description="mean of a one-item batch, one value or one per partition")
+    scv: float = Field(1.0, ge=0, le=100, description="lognormal only: squared coefficient of variation")
+    batch_slope: float = Field(0.0, ge=0, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
+    host: Literal["model", "none"] = Field("model", description="'none' drops the host stages")
+
+    @field_validator("mean_ms")
+    @classmethod
+    def _positive(cls, v):
+        vals = v if isinstance(v, list) else [v]
+        if not vals or any(not x > 0 for x in vals):
+            raise ValueError(f"must be positive (one value or one per partition), got {v}")
+        return v
+
+
 # --------------------------------------------------------------------------- scenario
 
 class Scenario(_Spec):
@@ -211,6 +258,7 @@ class Scenario(_Spec):
     scheduler: SchedulerSpec = SchedulerSpec()
     workload: WorkloadSpec = WorkloadSpec()
     cost: CostSpec = CostSpec()
+    service: Optional[ServiceSpec] = Field(None, description="simulator only: a synthetic service distribution")
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

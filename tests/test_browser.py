@@ -128,7 +128,7 @@ def test_design_page_in_browser(server, browser):
     """The landing page answers the default question; changing the preprocessing device changes the headline."""
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     page.goto(server, wait_until="domcontentloaded")
-    page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=60_000)
+    page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
     before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
     assert before[1] == "host_cpu"
@@ -137,7 +137,7 @@ def test_design_page_in_browser(server, browser):
     page.get_by_role("option", name="dpu", exact=True).click()
     page.wait_for_function(
         "b => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Bottleneck')"
-        " && !m.innerText.includes(b))", arg=before[1], timeout=30_000)
+        " && !m.innerText.includes(b))", arg=before[1], timeout=90_000)
     after = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
     assert after != before and "s=" in page.url  # the scenario lives in the URL
     _no_exception(page)

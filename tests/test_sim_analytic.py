@@ -1,10 +1,9 @@
 """Analytic engine against the simulator (engine.sim.compare): on a grid of scenarios at utilisation <= 0.85,
 the analytic p99 within a stated tolerance of the simulated p99.
 
-Stated tolerance: 25 % under first-idle-first-serve (measured: median 9 %, largest 20 %, where the analytic
-model has each partition batch only its share of the arrivals while the shared queue gathers them all).
-Round-robin on heterogeneous or many partitions is outside it (the analytic model treats each partition's
-arrivals as Poisson and does not see one slice overloaded by an even split): recorded as expected failures.
+Stated tolerance: 25 % under first-idle-first-serve (measured with `python -m engine.sim.compare --requests
+40000`: median 5.7 %, largest 14.1 %) and 30 % under round-robin (median 5.8 %, largest 27.5 %, the worst at
+0.85 load on the heterogeneous layout, where the slowest slice nears saturation).
 """
 
 import pytest
@@ -47,8 +46,10 @@ def test_analytic_mean_close_to_the_simulator_under_fifs(fifs_table):
     assert err.abs().max() < 0.35
 
 
-@pytest.mark.xfail(reason="analytic round-robin: Poisson arrivals per partition and no per-slice overload check "
-                          "(reported with the error table)", strict=False)
+RR_TOLERANCE = 0.30
+
+
 def test_analytic_p99_within_tolerance_under_round_robin(ctx):
-    df = compare(ctx, scenarios("round-robin")[:3], n_requests=10_000, seed=1)
-    assert (df["error"].abs() <= TOLERANCE).all(), df.to_string()
+    df = compare(ctx, scenarios("round-robin"), n_requests=20_000, seed=1)
+    assert df["stable"].all()  # the analytic capacity (n x the slowest slice) keeps the grid stable
+    assert (df["error"].abs() <= RR_TOLERANCE).all(), df.to_string()

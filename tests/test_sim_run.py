@@ -250,3 +250,20 @@ def test_progress_is_reported_up_to_one(ctx, design, rate):
     seen.clear()
     simulate_design(design, 300, seed=1, ctx=ctx, progress=seen.append, workload=SimWorkload(kind="single-stream"))
     assert seen[-1] == 1.0
+
+
+def test_synthetic_service_and_workload_come_from_the_scenario_json(store):
+    """The same JSON contract carries a synthetic service (M/M/1 here) and the arrival kind."""
+    from engine.analytic import Context
+    from engine.analytic.queueing import mmc_wait_mean
+    from engine.sim import simulate
+
+    ctx = Context.from_store(store)
+    scenario = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB"}, "batching": {"policy": "none"},
+                "workload": {"arrival": {"kind": "poisson", "rate_rps": 700}},
+                "service": {"kind": "exponential", "mean_ms": 1.0, "host": "none"}}
+    r = simulate(scenario, 60_000, seed=3, ctx=ctx)
+    wq = mmc_wait_mean(700, 1000, 1) * 1e3  # ms
+    assert r.latency_ms["mean"] == pytest.approx(wq + 1.0, rel=0.06)
+    offline = simulate({**scenario, "workload": {"arrival": {"kind": "offline"}}}, 2_000, seed=3, ctx=ctx)
+    assert offline.workload == "offline"

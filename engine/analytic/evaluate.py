@@ -31,7 +31,7 @@ class RatePoint(BaseModel):
 def capacity(design: Design) -> tuple[float, str, dict[str, float]]:
     """(pipeline capacity in requests/s, bottleneck stage, capacity of every stage)."""
     caps = {s.name: s.capacity_rps for s in design.host_stages}
-    caps["gpu"] = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf)
+    caps["gpu"] = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
     name = min(caps, key=caps.get)
     return caps[name], name, caps
 

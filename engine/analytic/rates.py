@@ -87,12 +87,19 @@ def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
                       service_q_s=_lognormal_q(stage.service_s, stage.scv, p))
 
 
-def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray) -> float:
-    """Most requests/s the partitions sustain (each at its Batch_max, or each query alone without batching)."""
+def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray,
+                     scheduler: SchedulerPolicy = SchedulerPolicy.FIFS) -> float:
+    """Most requests/s the partitions sustain (each at its Batch_max, or each query alone without batching).
+
+    Round-robin gives every partition the same share, so the slowest one saturates first: its rate
+    times the number of partitions.
+    """
     if gpu.policy == BatchingPolicy.NONE:
-        return float(sum(1.0 / _mean_job(p, q_pmf)[0] for p in gpu.partitions))
-    items = sum(p.max_batch / p.service(p.max_batch) for p in gpu.partitions)
-    return items / q_mean
+        rates = [1.0 / _mean_job(p, q_pmf)[0] for p in gpu.partitions]
+        return float(len(rates) * min(rates) if scheduler == SchedulerPolicy.ROUND_ROBIN else sum(rates))
+    items = [p.max_batch / p.service(p.max_batch) for p in gpu.partitions]
+    total = len(items) * min(items) if scheduler == SchedulerPolicy.ROUND_ROBIN else sum(items)
+    return total / q_mean
 
 
 def _mean_job(part, q_pmf: np.ndarray) -> tuple[float, float, float]:
@@ -108,7 +115,7 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
     """The GPU partitions at `lam` requests/s."""
     parts = gpu.partitions
     n = len(parts)
-    cap = gpu_capacity_rps(gpu, q_mean, q_pmf)
+    cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
     lam_i = lam * q_mean
     if gpu.policy == BatchingPolicy.NONE:
         jobs = [_mean_job(pt, q_pmf) for pt in parts]
@@ -129,7 +136,10 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
     # identical partitions behave alike: work per distinct partition, weighted by how many there are
     reps, counts = _groups(parts)
     big = [float(pt.max_batch) for pt in reps]
-    b_lo = [min(B, 1 + lam_i * tq / n) for B in big]  # each partition batches its share of the arrivals
+    # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
+    # each partition only its share
+    share_n = n if scheduler == SchedulerPolicy.ROUND_ROBIN else 1
+    b_lo = [min(B, 1 + lam_i * tq / share_n) for B in big]
 
     def batches(f: float) -> list[float]:  # batch size of each partition type at fill level f
         return [max(lo, 1 + f * (B - 1)) for lo, B in zip(b_lo, big)]
@@ -197,7 +207,8 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
 def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple[float, float]:
     """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 for round-robin)."""
     if scheduler == SchedulerPolicy.ROUND_ROBIN:
-        waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2, cs2, p) for s, r in zip(share, rates)]
+        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n
+        waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2 / n, cs2, p) for s, r in zip(share, rates)]
         return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)
     servers = n
     mean_s = n / float(np.sum(rates))  # pooled service time with the partitions' total capacity

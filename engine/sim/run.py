@@ -94,11 +94,14 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
         raise SimError(f"rate: must be a positive number of requests/s, got {rate}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SimError(f"seed: a non-negative integer, got {seed!r}")
-    workload = workload or SimWorkload()
+    scenario_arrival = design.scenario.workload.arrival
+    if workload is None:  # the scenario's own arrival process; its rate unless `rate` overrides it
+        workload = SimWorkload(**{**scenario_arrival.model_dump(), "rate_rps": None})
     if isinstance(workload, dict):
         workload = SimWorkload.model_validate(workload)
     if isinstance(service, dict):
         service = ServiceSpec.model_validate(service)
+    service = service or design.scenario.service
     with_host = service is None or service.host == "model"
     stages = design.host_stages if with_host else ()
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(4 + len(stages))]

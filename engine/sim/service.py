@@ -20,39 +20,12 @@ from __future__ import annotations
 
 import bisect
 import math
-from enum import StrEnum
-from typing import Literal, Optional
+from typing import Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine.scenario import ServiceKind, ServiceSpec  # noqa: F401  (part of this module's interface)
 from engine.sim.errors import SimError
-
-
-class ServiceKind(StrEnum):
-    DETERMINISTIC = "deterministic"
-    EXPONENTIAL = "exponential"
-    LOGNORMAL = "lognormal"
-
-
-class ServiceSpec(BaseModel):
-    """A synthetic GPU service-time distribution that replaces the profiled model (validation)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: ServiceKind = ServiceKind.EXPONENTIAL
-    mean_ms: float | list[float] = Field(description="mean of a one-item batch, one value or one per partition")
-    scv: float = Field(1.0, ge=0, le=100, description="lognormal only: squared coefficient of variation")
-    batch_slope: float = Field(0.0, ge=0, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
-    host: Literal["model", "none"] = Field("model", description="'none' drops the host stages")
-
-    @field_validator("mean_ms")
-    @classmethod
-    def _positive(cls, v):
-        vals = v if isinstance(v, list) else [v]
-        if not vals or any(not x > 0 for x in vals):
-            raise ValueError(f"must be positive (one value or one per partition), got {v}")
-        return v
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:

@@ -22,7 +22,6 @@ Randomness: the caller passes numpy Generators spawned from one SeedSequence.
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from pathlib import Path
 from typing import Optional
 
@@ -30,40 +29,20 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analytic.design import MLPERF_SERVER_P99_MS
+from engine.scenario import ArrivalSpec, WorkloadKind
 from engine.sim.errors import SimError
 
 MAX_REQUESTS = 20_000_000
 MLPERF_DEFAULT_P99_MS = 10.0
 
 
-class WorkloadKind(StrEnum):
-    POISSON = "poisson"
-    MLPERF_SERVER = "mlperf-server"
-    OFFLINE = "offline"
-    SINGLE_STREAM = "single-stream"
-    MULTI_STREAM = "multi-stream"
-    DIURNAL = "diurnal"
-    TRACE = "trace"
-
-
 CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
 
 
-class SimWorkload(BaseModel):
-    """How requests arrive (the simulator's extension of workload.arrival; times in seconds)."""
+class SimWorkload(ArrivalSpec):
+    """A workload for one simulation: the scenario's arrival spec with the rate optional (times in s)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: WorkloadKind = WorkloadKind.POISSON
     rate_rps: Optional[float] = Field(None, gt=0, le=1e7, description="default: the scenario's arrival rate")
-    samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
-    period_s: float = Field(60.0, gt=0, description="diurnal: period of the daily cycle (compressed)")
-    amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
-    noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
-    noise_interval_s: float = Field(1.0, gt=0, description="diurnal: one noise factor per interval")
-    trace_csv: Optional[str] = Field(None, description="trace: path of a CSV of arrival timestamps")
-    timestamps: Optional[list[float]] = Field(None, description="trace: inline arrival timestamps")
-    trace_unit: str = Field("s", pattern="^(s|ms|us)$")
 
 
 class Arrivals(BaseModel):
