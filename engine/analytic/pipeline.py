@@ -83,7 +83,7 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple
     parts = design0.gpu.partitions
     b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
     t1 = float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts))
-    model_like = _ModelLike(model_row)
+    model_like = ctx.memo(("model_like", scenario.model), lambda: _ModelLike(model_row))
     path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, b),
                     lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
     notes = list(design0.notes)
@@ -93,11 +93,13 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple
     audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
-    decode_on = tuple(layout or ()) if pre_spec.device == PreprocessDevice.GPU else ()  # only GPU decode needs it
+    # only GPU decode depends on the layout, and only on which profiles it has, not where they sit
+    decode_on = (tuple(sorted(e.split("@")[0] for e in layout or ())) if pre_spec.device == PreprocessDevice.GPU
+                 else ())
     pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
-                                            pcie_gen=gpu.pcie_gen, partitions=decode_partitions(gpu, layout)))
+                                            pcie_gen=gpu.pcie_gen, partitions=decode_partitions(gpu, decode_on)))
     pre = _scaled(pre, q)
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:
