@@ -118,3 +118,16 @@ def test_cores_needed_grow_with_active_partitions(ctx):
     totals = [r["total_cores"] for r in rows]
     assert all(b > a for a, b in zip(totals, totals[1:]))
     assert rows[-1]["total_cores"] > rows[-1]["available_cores"]  # PREBA Fig 8: 7 slices outrun 30 cores
+
+
+def test_parallel_design_sweep_matches_serial(ctx):
+    from engine.analytic.space import sweep_designs
+
+    scs = [scenario(ctx, gpu={"layout": lay}, batching={"policy": pol}, workload={"arrival": {"rate_rps": 4000}})
+           for lay in (["1g.10gb"] * 7, ["3g.40gb", "4g.40gb"], ["7g.80gb"])
+           for pol in ("fixed", "work-conserving", "none")]
+    serial = sweep_designs(scs, ctx, 4000, workers=1)
+    parallel = sweep_designs(scs, ctx, 4000, workers=2, chunk=2)
+    assert [p.index for p in parallel] == list(range(len(scs)))
+    assert [(p.capacity_rps, p.sla_ms) for p in parallel] == [(p.capacity_rps, p.sla_ms) for p in serial]
+    assert any(p.meets_sla for p in serial) and any(not p.stable for p in serial)
