@@ -119,6 +119,11 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
     page.close()
 
 
+def _settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit has finished running the script (its 'Running...' status is gone)."""
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_ms)
+
+
 def _metric(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text()
@@ -132,9 +137,12 @@ def test_design_page_in_browser(server, browser):
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
     before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
     assert before[1] == "host_cpu"
+    _settle(page)
     page.get_by_text("Host, preprocessing and RPC path").click()
-    page.get_by_role("combobox", name="Preprocessing device").click()
-    page.get_by_role("option", name="dpu", exact=True).click()
+    box = page.get_by_role("combobox", name="Preprocessing device")
+    box.wait_for(state="visible", timeout=30_000)
+    box.click()
+    page.get_by_role("option", name="dpu", exact=True).click(timeout=60_000)
     page.wait_for_function(
         "b => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Bottleneck')"
         " && !m.innerText.includes(b))", arg=before[1], timeout=90_000)
