@@ -66,36 +66,57 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     gpu_key = ("gpu", scenario.model, scenario.precision, scenario.gpu.model_dump_json(), scenario.batching,
                scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
     design0 = ctx.memo(gpu_key, lambda: prepare(scenario, ctx.book))
-    host_key = ("host", gpu_key, scenario.host, scenario.preprocessing, scenario.rpc.model_dump_json())
-    stages, overhead, notes, gpu = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, gpu_key))
+    rpc_json = scenario.rpc.model_dump_json()
+    full_key = ("design", gpu_key, scenario.host, scenario.preprocessing, rpc_json)
+    stages, overhead, notes, gpu = ctx.memo(full_key, lambda: _shared_host_side(scenario, ctx, design0, gpu_key,
+                                                                               rpc_json))
     return with_host(design0, scenario, stages, overhead, notes, gpu=gpu)
 
 
-def _host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple):
-    """(host stages, per-batch GPU overhead, notes, GPU side with the overhead) of a scenario."""
+def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple, rpc_json: str):
+    """The host side, shared by every design whose GPU side gives the same batch terms."""
+    q, b, t1 = _batch_terms(scenario, design0)
+    layout = scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts else None)
+    # only GPU decode depends on the layout, and only on which profiles it has, not where they sit
+    decode_on = (tuple(sorted(e.split("@")[0] for e in layout or ()))
+                 if scenario.preprocessing.device == PreprocessDevice.GPU else ())
+    # the host side depends on the GPU side only through these few numbers, so designs share it widely
+    host_key = ("host", scenario.model, scenario.gpu.sku, q, b, t1, design0.gpu.input_len, decode_on, scenario.host,
+                scenario.preprocessing, rpc_json)
+    stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
+    gpu = ctx.memo(("gpu+", gpu_key, overhead), lambda: with_overhead(design0.gpu, overhead))
+    return stages, overhead, notes, gpu
+
+
+def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float]:
+    """(items per query, requests per batch near capacity, mean batch time there in s, to 3 figures).
+
+    Per-batch host work (launches, completion spin) is shared by a batch's requests: it is priced at
+    Batch_max, the batch size near capacity, where the CPU budget matters; rounding lets layouts with
+    near-equal batch times share one RPC-path computation.
+    """
+    q = design0.q_mean
+    parts = design0.gpu.partitions
+    b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
+    t1 = _round3(float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts)))
+    return q, b, t1
+
+
+def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: int, t1: float, decode_on: tuple):
+    """(host stages, per-batch GPU overhead, notes) of a scenario."""
     book = ctx.book
     gpu = book.catalog.gpu(scenario.gpu.sku)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
-    q = design0.q_mean
     free = scenario.host.cpu_cores - scenario.host.cpu_reserved_cores
-    # per-batch host work (launches, completion spin) is shared by a batch's requests: price it at Batch_max,
-    # the batch size near capacity, where the CPU budget matters
-    parts = design0.gpu.partitions
-    b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
-    t1 = float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts))
     model_like = ctx.memo(("model_like", scenario.model), lambda: _ModelLike(model_row))
     path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, b),
                     lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
-    notes = list(design0.notes)
+    notes: list[str] = []  # the GPU side's notes travel with it (with_host)
 
     pre_spec = scenario.preprocessing
-    layout = scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts else None)
     audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
-    # only GPU decode depends on the layout, and only on which profiles it has, not where they sit
-    decode_on = (tuple(sorted(e.split("@")[0] for e in layout or ())) if pre_spec.device == PreprocessDevice.GPU
-                 else ())
     pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
@@ -126,8 +147,11 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple
         stages.append(rpc)
         if pre.service_s > 0 or pre.fixed_s > 0:
             stages.append(pre)
-    return (tuple(stages), path.gpu_overhead_s, tuple(notes) + tuple(n for s in stages for n in s.notes),
-            ctx.memo(("gpu+", gpu_key, path.gpu_overhead_s), lambda: with_overhead(design0.gpu, path.gpu_overhead_s)))
+    return tuple(stages), path.gpu_overhead_s, tuple(notes) + tuple(n for s in stages for n in s.notes)
+
+
+def _round3(x: float) -> float:
+    return float(f"{x:.3g}")
 
 
 def _model_row(book: ProfileBook, model: str) -> pd.Series:

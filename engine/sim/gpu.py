@@ -157,7 +157,9 @@ class GpuEngine:
                         continue
                 break
             now = env.now
-            segs, items, longest = q.take(now, j, k, caps)
+            # env.now + (td - env.now) can land one ulp short of td: take as of the decision time, so the
+            # request that was due is taken (not an empty batch)
+            segs, items, longest = q.take(max(now, td), j, k, caps)
             if shared:
                 self._release()
             bno = len(self.b_start)
