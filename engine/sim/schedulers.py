@@ -18,13 +18,15 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from engine.scenario import SchedulerPolicy
 from engine.sim.errors import SimError
 
 
-class Scheduler:
+class Scheduler(ABC):
     """Base: decides the partition of each request (per-partition queues) or shares one queue."""
 
     shared = False  # one queue for every partition (fifs)
@@ -36,10 +38,12 @@ class Scheduler:
         self.n = eng.n_parts
 
     def static_assign(self, n_requests: int) -> np.ndarray:
-        raise NotImplementedError
+        """The partition of every request, known before the run (only schedulers with `static = True`)."""
+        raise TypeError(f"{type(self).__name__} assigns requests as they arrive, not before the run")
 
+    @abstractmethod
     def assign(self, rid: int, now: float) -> int:
-        raise NotImplementedError
+        """The partition request `rid` goes to, at time `now`."""
 
     def on_take(self, p: int, items: int, est: float) -> None:
         pass
