@@ -115,15 +115,13 @@ st.query_params["s"] = encode(scenario)
 
 result = evaluate_cached(scenario.to_json())
 ev, curve = result["evaluation"], result["curve"]
-lat = ev["latency_ms"]
 pct = ev["sla"]["percentile"]
 
 m = st.columns(3) + st.columns(3)
 m[0].metric("SLA-bounded throughput", f"{ev['sla_bounded_rps']:,.0f} req/s",
             help=f"largest load whose p{pct:g} latency meets {ev['sla']['latency_ms']:g} ms")
 m[1].metric("Capacity", f"{ev['capacity_rps']:,.0f} req/s", help="throughput at which the bottleneck saturates")
-m[2].metric(f"p{pct:g} at offered load", f"{lat[f'p{pct:g}'] if f'p{pct:g}' in lat else lat['p99']:,.2f} ms"
-            if ev["stable"] else "unstable")
+m[2].metric(f"p{pct:g} at offered load", f"{ev['sla']['latency_at_rate_ms']:,.2f} ms" if ev["stable"] else "unstable")
 m[3].metric("Bottleneck", ev["bottleneck"])
 m[4].metric(f"TCO ({ev['cost']['years']:g} years)", f"${ev['cost']['tco_usd']:,.0f}")
 m[5].metric("Queries per dollar", f"{ev['cost']['queries_per_usd']:,.0f}",

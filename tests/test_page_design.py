@@ -79,3 +79,20 @@ def test_damaged_link_falls_back_with_a_message():
     at.run()
     assert not at.exception and any("cannot be used" in e.value for e in at.error)
     assert at.selectbox(key="d_model").value == "resnet50"
+
+
+def test_tail_metric_is_at_the_chosen_percentile(design):
+    design.number_input(key="d_pct").set_value(99.9).run()
+    assert not design.exception
+    m = metrics(design)
+    shown = float(m["p99.9 at offered load"].split()[0].replace(",", ""))
+    from engine.analytic import Context, evaluate
+    from engine.scenario import load_scenario
+    from engine.urlstate import decode
+    from ui.session import get_store
+
+    token = design.query_params["s"]
+    token = token[0] if isinstance(token, list) else token
+    ev = evaluate(load_scenario(decode(token)), Context.from_store(get_store()))
+    assert shown == pytest.approx(ev.sla["latency_at_rate_ms"], abs=0.006)
+    assert ev.sla["latency_at_rate_ms"] > ev.latency_ms["p99"]  # not the p99 relabelled

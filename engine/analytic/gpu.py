@@ -110,7 +110,7 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     lengths = [] if book.is_fixed_input(model) else book.lengths(model, src.sku, src.partition, src.precision,
                                                                   src.framework)
     length = effective_length(scenario, lengths)
-    pct = int(round(scenario.workload.sla.percentile))
+    pct = scenario.workload.sla.percentile  # a float: p99.9 is its own percentile, not p100
     notes = []
     parts = []
     cache: dict[str, tuple] = {}

@@ -31,7 +31,7 @@ class Evaluation(BaseModel):
     utilization: dict[str, float]  # per stage, and per partition as 'gpu:<label>'
     latency_ms: dict[str, float]  # mean, p50, p95, p99 (inf when unstable)
     breakdown_ms: dict[str, float]  # mean time per component
-    sla: dict[str, float | bool]  # latency_ms, percentile, met, sla_bounded_rps
+    sla: dict[str, float | bool]  # latency_ms (bound), percentile, met, latency_at_rate_ms, sla_bounded_rps
     sla_bounded_rps: float
     batching: dict[str, object]  # policy, Batch_max per partition, Time_queue, knee rule
     partitions: list[dict[str, object]]
@@ -71,6 +71,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
         bottleneck=bottleneck, stage_capacity_rps=caps, utilization=util, latency_ms=lat,
         breakdown_ms={k: v * _MS for k, v in pt.breakdown_s.items()},
         sla={"latency_ms": sla_ms, "percentile": sc.workload.sla.percentile, "met": met,
+             "latency_at_rate_ms": pt.latency_s["sla"] * _MS,
              "sla_bounded_rps": sla_rps},
         sla_bounded_rps=sla_rps,
         batching={"policy": sc.batching.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,

@@ -64,7 +64,7 @@ class Curve(BaseModel):
             return slice_latency(self.fit, b, self.sm_ratio)
         return interp_log_batch(self.batches, self.mean_s, b)
 
-    def tail(self, batch, percentile: int) -> np.ndarray:
+    def tail(self, batch, percentile: float) -> np.ndarray:
         """Tail latency (s): published percentile where present, else the jitter model.
 
         A derived curve keeps its reference's published tail-to-mean ratio.
@@ -75,7 +75,7 @@ class Curve(BaseModel):
             return self.mean(batch) * self.tail_ratio[percentile]
         return self.mean(batch) * jitter_factor(percentile)
 
-    def tail_source(self, percentile: int) -> str:
+    def tail_source(self, percentile: float) -> str:
         if percentile in self.tails_s:
             return "published"
         if percentile in self.tail_ratio:
