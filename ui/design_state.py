@@ -7,12 +7,12 @@ import streamlit as st
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
 from engine.scenario import load_scenario
-from ui.session import get_store
+from ui.session import get_book, get_store
 
 
 @st.cache_resource(show_spinner=False)
 def _ctx(version: tuple) -> Context:
-    return Context.from_store(get_store())
+    return Context.from_store(get_store(), book=get_book())  # one profile book per data version
 
 
 def context() -> Context:

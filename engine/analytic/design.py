@@ -60,15 +60,15 @@ def sla_of(scenario: Scenario) -> float:
     return ms / 1e3
 
 
-def prepare(scenario: Scenario, book, host_stages: tuple[StageCost, ...] = (), gpu_overhead_s: float = 0.0,
-            notes: tuple[str, ...] = ()) -> Design:
-    """Build the rate-independent design (GPU partitions, batching parameters, host stages)."""
-    gpu = with_overhead(build_gpu_side(scenario, book), gpu_overhead_s)
+def prepare(scenario: Scenario, book) -> Design:
+    """The GPU side of a design (partitions, batching parameters, query sizes, SLA), without host stages;
+    engine.analytic.pipeline.build_design adds those with with_host()."""
+    gpu = build_gpu_side(scenario, book)
     pmf = query_size_pmf(scenario)
-    return Design(scenario=scenario, host_stages=tuple(host_stages), gpu=gpu, gpu_overhead_s=gpu_overhead_s,
+    return Design(scenario=scenario, host_stages=(), gpu=gpu, gpu_overhead_s=0.0,
                   scheduler=scenario.scheduler.policy, q_pmf=pmf,
                   q_mean=float(np.dot(pmf, np.arange(1, len(pmf) + 1))), sla_s=sla_of(scenario),
-                  sla_percentile=scenario.workload.sla.percentile / 100, notes=tuple(notes) + gpu.notes)
+                  sla_percentile=scenario.workload.sla.percentile / 100, notes=gpu.notes)
 
 
 def with_overhead(gpu: GpuSide, gpu_overhead_s: float) -> GpuSide:

@@ -40,8 +40,10 @@ class Context(BaseModel):
         return self._memo[key]
 
     @classmethod
-    def from_store(cls, store) -> "Context":
-        return cls(book=ProfileBook.from_store(store), preprocessing_points=store.table("preprocessing_points"),
+    def from_store(cls, store, book: ProfileBook | None = None) -> "Context":
+        """The store's tables; pass `book` to reuse a ProfileBook already built from the same store."""
+        return cls(book=book or ProfileBook.from_store(store),
+                   preprocessing_points=store.table("preprocessing_points"),
                    prices_power=store.table("prices_power"), gpus=store.table("gpus"))
 
 
