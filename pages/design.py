@@ -12,6 +12,7 @@ from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, Scenar
 from engine.urlstate import decode, encode
 from ui.design_form import CUSTOM, MIG, SHARES, WHOLE, from_widgets, layout_choices, to_widgets
 from ui.design_state import context, evaluate_cached
+from ui.scenarios import pin, set_current
 
 ctx = context()
 book = ctx.book
@@ -40,7 +41,7 @@ def _reset() -> None:  # a callback runs before the widgets exist, so their valu
     _apply(load_scenario(DEFAULT_SCENARIO, book))
 
 
-top = st.columns([3, 1])
+top = st.columns([3, 1, 1])
 top[0].text_input("Design name", key="d_name")
 top[1].button("Reset to defaults", key="d_reset", on_click=_reset)
 
@@ -112,6 +113,9 @@ except ScenarioError as e:
     st.error(f"This design is not valid: {e}")
     st.stop()
 st.query_params["s"] = encode(scenario)
+set_current(scenario)
+if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
+    st.toast(f"Pinned '{scenario.name}' ({pin(scenario)} pinned); open Compare to see them side by side.")
 
 result = evaluate_cached(scenario.to_json())
 ev, curve = result["evaluation"], result["curve"]
