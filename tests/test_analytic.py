@@ -131,3 +131,15 @@ def test_parallel_design_sweep_matches_serial(ctx):
     assert [p.index for p in parallel] == list(range(len(scs)))
     assert [(p.capacity_rps, p.sla_ms) for p in parallel] == [(p.capacity_rps, p.sla_ms) for p in serial]
     assert any(p.meets_sla for p in serial) and any(not p.stable for p in serial)
+
+
+def test_remembered_rate_points_match_a_fresh_context(store):
+    """A GPU side remembers its answers per rate; sides with another RPC overhead must not share them."""
+    from engine.analytic import mean_and_sla
+
+    shared = Context.from_store(store)
+    presets = ("grpc", "local", "splitrpc-pnic", "grpc")
+    got = [mean_and_sla(design(shared, rpc={"preset": p}), 2500.0) for p in presets]
+    fresh = [mean_and_sla(design(Context.from_store(store), rpc={"preset": p}), 2500.0) for p in presets]
+    assert got == fresh
+    assert got[0] != got[1]  # the presets' per-batch overheads differ, so their GPU sides do

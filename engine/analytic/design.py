@@ -75,9 +75,9 @@ def with_overhead(gpu: GpuSide, gpu_overhead_s: float) -> GpuSide:
     """The GPU side with a per-batch orchestration/completion time added to every batch's service time."""
     if gpu_overhead_s <= 0:
         return gpu
-    return gpu.model_copy(update={"partitions": tuple(
+    return gpu.with_partitions(tuple(
         p.model_copy(update={"mean_s": p.mean_s + gpu_overhead_s, "tail_s": p.tail_s + gpu_overhead_s})
-        for p in gpu.partitions)})
+        for p in gpu.partitions))
 
 
 def with_host(design: Design, scenario: Scenario, host_stages: tuple[StageCost, ...], gpu_overhead_s: float,

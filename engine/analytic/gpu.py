@@ -10,7 +10,7 @@ import math
 from typing import Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
@@ -20,6 +20,7 @@ from engine.scenario import BatchingPolicy, Scenario
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95
+MAX_ANSWERS = 4096  # rate points one GPU side remembers (a sweep or bisection uses about 100)
 
 
 class Partition(BaseModel):
@@ -60,6 +61,21 @@ class GpuSide(BaseModel):
     knee_rule: str
     input_len: Optional[float]
     notes: tuple[str, ...]
+    # answers of pure functions of this (immutable) side, e.g. its state at a rate: a sweep's designs
+    # share one GpuSide across preprocessing devices and hosts, so each rate is worked out once
+    _answers: dict = PrivateAttr(default_factory=dict)
+
+    def remember(self, key: tuple, make):
+        if key not in self._answers:
+            if len(self._answers) >= MAX_ANSWERS:  # a long-lived server: forget the oldest, stay bounded
+                del self._answers[next(iter(self._answers))]
+            self._answers[key] = make()
+        return self._answers[key]
+
+    def with_partitions(self, partitions: tuple[Partition, ...]) -> "GpuSide":
+        """The same side with other partitions (and none of this side's remembered answers)."""
+        return GpuSide(partitions=partitions, policy=self.policy, time_queue_s=self.time_queue_s,
+                       knee_rule=self.knee_rule, input_len=self.input_len, notes=self.notes)
 
 
 def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str, str]]:

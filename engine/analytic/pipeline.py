@@ -23,6 +23,9 @@ from engine.stages.preprocess import decode_partitions, preprocess_stage
 from engine.stages.rpc import rpc_path, rpc_stage
 
 
+MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)
+
+
 class Context(BaseModel):
     """The data an evaluation reads: the profile book and the store's other tables."""
 
@@ -36,6 +39,8 @@ class Context(BaseModel):
 
     def memo(self, key: tuple, make):
         if key not in self._memo:
+            if len(self._memo) >= MAX_MEMO:  # a long-lived server: forget the oldest, stay bounded
+                del self._memo[next(iter(self._memo))]
             self._memo[key] = make()
         return self._memo[key]
 

@@ -91,6 +91,15 @@ def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray,
                      scheduler: SchedulerPolicy = SchedulerPolicy.FIFS) -> float:
     """Most requests/s the partitions sustain (each at its Batch_max, or each query alone without batching).
 
+    Remembered by the GPU side (a pure function of it), so designs sharing the side compute it once.
+    """
+    return gpu.remember(("capacity", q_mean, q_pmf.tobytes(), scheduler),
+                        lambda: _gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler))
+
+
+def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler: SchedulerPolicy) -> float:
+    """gpu_capacity_rps, computed.
+
     Round-robin gives every partition the same share, so the slowest one saturates first: its rate
     times the number of partitions.
     """
@@ -112,7 +121,15 @@ def _mean_job(part, q_pmf: np.ndarray) -> tuple[float, float, float]:
 
 def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
               p: float) -> GpuPoint:
-    """The GPU partitions at `lam` requests/s."""
+    """The GPU partitions at `lam` requests/s (remembered by the side: designs that share it, e.g. a sweep's
+    preprocessing devices and hosts, share the answer at each rate)."""
+    return gpu.remember(("point", scheduler, lam, q_mean, q_pmf.tobytes(), p),
+                        lambda: _gpu_point(gpu, scheduler, lam, q_mean, q_pmf, p))
+
+
+def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
+               p: float) -> GpuPoint:
+    """gpu_point, computed."""
     parts = gpu.partitions
     n = len(parts)
     cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
