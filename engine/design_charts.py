@@ -104,3 +104,16 @@ def host_cpu_bar(cores: dict[str, float], available: float) -> go.Figure:
                       margin=dict(t=30, l=20, r=20, b=20))
     fig.update_xaxes(title_text="cores")
     return fig
+
+
+def batch_histogram(histogram: dict[int, int], rate_rps: float) -> go.Figure:
+    """Share of batches of each size (items) in a simulated run."""
+    sizes = sorted(histogram)
+    total = sum(histogram.values()) or 1
+    fig = go.Figure(go.Bar(x=sizes, y=[histogram[s] / total for s in sizes], name=f"at {rate_rps:,.0f} req/s",
+                           marker_color="#4C78A8", hovertemplate="batch %{x}: %{y:.1%} of batches<extra></extra>"))
+    fig.update_xaxes(title_text="batch size (items)")
+    fig.update_yaxes(title_text="share of batches", tickformat=".0%")
+    fig.update_layout(height=300, showlegend=True, legend=dict(orientation="h", y=-0.3),
+                      margin=dict(t=20, l=60, r=20, b=20))
+    return fig

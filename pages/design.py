@@ -5,13 +5,14 @@ import json
 import streamlit as st
 
 from engine.catalog import LayoutError, validate_layout
-from engine.design_charts import breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram, utilization_bar
+from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
+                                  utilization_bar)
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
 from engine.urlstate import decode, encode
 from ui.design_form import CUSTOM, MIG, SHARES, WHOLE, from_widgets, layout_choices, to_widgets
-from ui.design_state import context, evaluate_cached
+from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
 
 ctx = context()
@@ -147,10 +148,31 @@ if not scenario.gpu.shares:
         st.caption(f"Showing 4 of {scenario.gpu.count} GPUs (all have the same layout).")
 
 st.subheader("Tail latency against load")
+SIM_FRACTIONS = (0.2, 0.4, 0.6, 0.75, 0.85, 0.92)  # of capacity: where the curve bends
+c = st.columns([1, 1, 2])
+c[0].number_input("Requests per simulated point", 2_000, 500_000, 20_000, step=10_000, key="d_sim_n")
+c[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
+sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_state["d_sim_seed"]))
+if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
+               f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
+    bar = st.progress(0.0, text="simulating...")
+    st.session_state["d_sim_result"] = (sim_key, simulate_cached(
+        sim_key[0], SIM_FRACTIONS, sim_key[1], sim_key[2],
+        progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
+    bar.empty()
+held = st.session_state.get("d_sim_result")
+sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
 st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],
-                                ev["rate_rps"]), key="d_curve")
+                                ev["rate_rps"], sim=sim["points"] if sim else None), key="d_curve")
 st.caption(f"Analytic mean and p{pct:g} latency from {curve['rates'][0]:,.0f} req/s up to capacity; the dashed "
-           "line is the SLA, the dotted one the offered load.")
+           "line is the SLA, the dotted one the offered load."
+           + (f" Diamonds: simulated ({sim['requests']:,} requests per point, seed {sim['seed']}; bars are 95% "
+              "confidence half-widths)." if sim else ""))
+if sim:
+    st.subheader("Batch sizes (simulated)")
+    st.plotly_chart(batch_histogram(sim["histogram"], sim["histogram_rate_rps"]), key="d_batch_hist")
+    st.caption(f"Share of batches by size at {sim['histogram_rate_rps']:,.0f} req/s, the simulated point nearest "
+               "the offered load.")
 
 c = st.columns(2)
 with c[0]:

@@ -96,3 +96,25 @@ def test_tail_metric_is_at_the_chosen_percentile(design):
     ev = evaluate(load_scenario(decode(token)), Context.from_store(get_store()))
     assert shown == pytest.approx(ev.sla["latency_at_rate_ms"], abs=0.006)
     assert ev.sla["latency_at_rate_ms"] > ev.latency_ms["p99"]  # not the p99 relabelled
+
+
+def test_simulated_points_join_the_curve_and_show_batch_sizes(design):
+    design.number_input(key="d_sim_n").set_value(4000).run()
+    design.button(key="d_sim").click().run()
+    assert not design.exception, design.exception
+    charts = design.get("plotly_chart")
+    assert len(charts) == 6  # the five analytic charts and the batch-size histogram
+    curve = next(c for c in charts if "simulated" in c.proto.spec)
+    assert '"p99 (simulated)"' in curve.proto.spec and "diamond" in curve.proto.spec
+    assert any("Diamonds: simulated (4,000 requests per point" in c.value for c in design.caption)
+    design.selectbox(key="d_pre").set_value("dpu").run()  # another design: its points are not the old ones
+    assert not design.exception and len(design.get("plotly_chart")) == 5
+
+
+def test_pin_keeps_designs_for_compare(design):
+    design.button(key="d_pin").click().run()
+    design.selectbox(key="d_pre").set_value("dpu").run()
+    design.button(key="d_pin").click().run()
+    assert not design.exception
+    pinned = design.session_state["kp_pins"]
+    assert len(pinned) == 2 and '"dpu"' in pinned[1] and '"cpu"' in pinned[0]

@@ -35,3 +35,31 @@ def evaluate_json(scenario_json: str, version: tuple) -> dict:
 
 def evaluate_cached(scenario_json: str) -> dict:
     return evaluate_json(scenario_json, get_store().version())
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests: int, seed: int,
+               _progress=None) -> dict:
+    from engine.sim.sweep import sweep
+
+    ctx = _ctx(version)
+    design = build_design(load_scenario(scenario_json, ctx.book), ctx)
+    cap = capacity(design)[0]
+    rates = [cap * f for f in fractions]
+    # one process: forking a Streamlit server (threads, sockets) is not safe
+    runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=_progress)
+    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's name for the SLA percentile
+    points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
+               "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
+    hist: dict[int, int] = {}
+    at = min(range(len(runs)), key=lambda i: abs(runs[i].rate_rps - design.scenario.workload.arrival.rate_rps))
+    for b, c in runs[at].batch_size_histogram.items():
+        hist[int(b)] = hist.get(int(b), 0) + int(c)
+    return {"points": points, "histogram": hist, "histogram_rate_rps": runs[at].rate_rps,
+            "requests": n_requests, "seed": seed}
+
+
+def simulate_cached(scenario_json: str, fractions: tuple, n_requests: int, seed: int = 0, progress=None) -> dict:
+    """Simulated latency points at fractions of capacity (engine.sim.sweep), and the batch-size histogram
+    at the point nearest the offered load."""
+    return _simulated(scenario_json, get_store().version(), fractions, n_requests, seed, _progress=progress)
