@@ -12,6 +12,7 @@ st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layo
 # files in pages/ and would serve them without this entry script (no navigation, no sidebar).
 pages = [
     st.Page("pages/design.py", title="Design", icon=":material/tune:", url_path="designer", default=True),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare-designs"),
     st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
 ]
 page = st.navigation(pages)

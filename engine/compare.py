@@ -1,0 +1,129 @@
+"""Side-by-side comparison of designs: their inputs, results, deltas against a baseline, and curves.
+
+`compare(scenarios, ctx, baseline)` evaluates every design analytically (engine.analytic.evaluate) and
+returns one frozen Comparison: what each design is (a row of inputs), what it achieves (a row of results,
+units in the column names), the relative change of every result against the baseline design, and each
+design's latency-vs-load curve up to its capacity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.scenario import Scenario
+
+#: result columns compared, with whether more is better (for the sign of a delta's colour)
+RESULTS: dict[str, bool] = {
+    "SLA-bounded throughput (req/s)": True,
+    "capacity (req/s)": True,
+    "tail latency at offered load (ms)": False,
+    "TCO (USD)": False,
+    "queries per USD": True,
+    "queries per joule": True,
+    "wall power (W)": False,
+}
+CURVE_POINTS = 40
+
+
+class CompareError(ValueError):
+    """A comparison that cannot be made (no designs, a bad baseline); the message says which."""
+
+
+class DesignCurve(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    rates_rps: list[float]
+    mean_ms: list[float]
+    tail_ms: list[float]
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    names: list[str]
+    baseline: int
+    percentile: list[float]  # each design's SLA percentile
+    sla_ms: list[float]
+    inputs: list[dict[str, str]]  # one row per design
+    results: list[dict[str, float | str | bool]]  # one row per design: RESULTS columns + bottleneck, meets SLA
+    deltas: list[dict[str, Optional[float]]]  # relative change against the baseline (None where undefined)
+    curves: list[DesignCurve]
+
+
+def describe(s: Scenario) -> dict[str, str]:
+    """A design's inputs in words, one column per part."""
+    fpga = getattr(s, "fpga", None)
+    if s.gpu is None and fpga is not None:
+        hw = f"FPGA {getattr(fpga, 'board', 'board')}"
+        part = ", ".join(f"{k}={v}" for k, v in fpga.model_dump(exclude_defaults=False).items()
+                         if k not in ("board",) and v is not None)
+    else:
+        hw = f"{s.gpu.count} x {s.gpu.sku}"
+        if s.gpu.shares:
+            part = "GPU% " + " + ".join(f"{x:g}" for x in s.gpu.shares)
+        elif s.gpu.layout or s.gpu.layouts:
+            per = s.gpu.layouts or [s.gpu.layout]
+            counts = Counter(e.split("@")[0] for lay in per for e in lay)
+            part = " + ".join(f"{n} x {p}" for p, n in sorted(counts.items())) + ("" if s.gpu.layouts else
+                                                                                  " per GPU")
+        else:
+            part = "whole GPU"
+    pre = s.preprocessing
+    pre_s = pre.device.value + (f" ({pre.cores} cores)" if pre.device.value == "cpu" and pre.cores else "") + (
+        f" ({pre.units} CUs)" if pre.device.value == "dpu" else "")
+    bat = s.batching
+    bat_s = bat.policy.value + (f", max {bat.max_batch}" if bat.max_batch else "") + (
+        f", {bat.max_queue_delay_ms:g} ms" if bat.max_queue_delay_ms is not None else "")
+    sched = s.scheduler.policy.value + (f" (alpha {s.scheduler.alpha:g}, beta {s.scheduler.beta:g})"
+                                        if s.scheduler.policy.value == "elsa" else "")
+    sla = s.workload.sla
+    return {"design": s.name, "model": s.model, "hardware": hw, "partitioning": part,
+            "host cores": f"{s.host.cpu_cores} ({s.host.cpu_reserved_cores} reserved)", "preprocessing": pre_s,
+            "RPC path": s.rpc.preset.value, "batching": bat_s, "scheduler": sched,
+            "offered load": f"{s.workload.arrival.rate_rps:,.0f} req/s",
+            "SLA": f"p{sla.percentile:g} <= {sla.latency_ms:g} ms" if sla.latency_ms else f"p{sla.percentile:g} "
+                                                                                        "(model default)"}
+
+
+def _delta(x, base) -> Optional[float]:
+    if not isinstance(x, (int, float)) or not isinstance(base, (int, float)):
+        return None
+    if not (math.isfinite(x) and math.isfinite(base)) or base == 0:
+        return None
+    return (x - base) / abs(base)
+
+
+def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0) -> Comparison:
+    """Evaluate each design and compare every result with the baseline design's (index into scenarios)."""
+    if not scenarios:
+        raise CompareError("nothing to compare: pin at least one design")
+    if not 0 <= baseline < len(scenarios):
+        raise CompareError(f"baseline {baseline} is not one of the {len(scenarios)} designs (0..{len(scenarios) - 1})")
+    results, curves, pcts, slas = [], [], [], []
+    for s in scenarios:
+        design = build_design(s, ctx)
+        ev = evaluate_design(design, ctx)
+        cap = capacity(design)[0]
+        rates = [float(r) for r in np.linspace(cap / CURVE_POINTS, cap * 0.995, CURVE_POINTS)]
+        pts = [mean_and_sla(design, r) for r in rates]
+        curves.append(DesignCurve(name=s.name, rates_rps=rates, mean_ms=[p[0] * 1e3 for p in pts],
+                                  tail_ms=[p[1] * 1e3 for p in pts]))
+        pcts.append(float(ev.sla["percentile"]))
+        slas.append(float(ev.sla["latency_ms"]))
+        results.append({
+            "SLA-bounded throughput (req/s)": ev.sla_bounded_rps, "capacity (req/s)": ev.capacity_rps,
+            "tail latency at offered load (ms)": float(ev.sla["latency_at_rate_ms"]),
+            "TCO (USD)": ev.cost["tco_usd"], "queries per USD": ev.cost["queries_per_usd"],
+            "queries per joule": ev.cost["queries_per_joule"], "wall power (W)": ev.cost["wall_power_w"],
+            "bottleneck": ev.bottleneck, "meets SLA": bool(ev.sla["met"])})
+    base = results[baseline]
+    deltas = [{k: _delta(r[k], base[k]) for k in RESULTS} for r in results]
+    return Comparison(names=[s.name for s in scenarios], baseline=baseline, percentile=pcts, sla_ms=slas,
+                      inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)

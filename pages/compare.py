@@ -1,0 +1,110 @@
+"""Compare: pinned designs side by side, deltas against a baseline, overlaid curves; seed presets."""
+
+import pandas as pd
+import streamlit as st
+
+from engine.compare import RESULTS, CompareError
+from engine.compare_charts import overlaid_curves, result_bars
+from engine.scenario import ScenarioError, load_scenario
+from engine.seed_presets import PresetError, presets
+from engine.urlstate import decode_many, encode_many
+from ui.compare_state import compare_cached, preset_designs
+from ui.design_state import context
+from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
+
+book = context().book
+st.title("Compare")
+st.caption("Designs pinned on the Design page (or loaded from a seed preset), side by side: inputs, results, "
+           "the change of each result against a baseline, and their latency-vs-load curves.")
+
+if "cmp_started" not in st.session_state:  # first run: a link's designs, if the session has none
+    st.session_state["cmp_started"] = True
+    token = st.query_params.get("c")
+    if token and not pins():
+        try:
+            for d in decode_many(token):
+                pin(load_scenario(d, book))
+        except ScenarioError as e:
+            st.error(f"The designs in this link cannot be used: {e}")
+
+PRESETS = presets()
+c = st.columns([3, 1, 1, 1])
+c[0].selectbox("Seed preset", list(PRESETS), format_func=lambda k: PRESETS[k].name, key="cmp_preset",
+               help="each reproduces one seed paper's headline comparison")
+if c[1].button("Load preset", key="cmp_load", help="replaces the pinned designs"):
+    try:
+        designs = preset_designs(st.session_state["cmp_preset"])
+    except (PresetError, ScenarioError, ValueError) as e:
+        st.error(f"This preset cannot be built: {e}")
+    else:
+        clear_pins()
+        for d in designs:
+            pin(load_scenario(d, book))
+if c[2].button("Pin current design", key="cmp_pin", help="the design now on the Design page"):
+    pin(current_scenario(book))
+if c[3].button("Clear", key="cmp_clear"):
+    clear_pins()
+    st.query_params.pop("c", None)
+st.caption(f"Preset question: {PRESETS[st.session_state['cmp_preset']].question}")
+
+designs = pins()
+if not designs:
+    st.info("No designs pinned yet. Pin designs on the Design page, press 'Pin current design', or load a preset.")
+    st.stop()
+st.query_params["c"] = encode_many([load_scenario(d) for d in designs])
+
+names = [load_scenario(d).name for d in designs]
+c = st.columns([2, 2])
+if st.session_state.get("cmp_baseline", 0) >= len(names):  # before the widget exists, so it may be set
+    st.session_state["cmp_baseline"] = 0
+c[0].selectbox("Baseline", list(range(len(names))), format_func=lambda i: names[i], key="cmp_baseline")
+
+
+def _drop() -> None:  # a callback may reset its own widget; the page body may not
+    i = st.session_state["cmp_drop"]
+    if i is not None:
+        unpin(i)
+        st.session_state["cmp_drop"] = None
+        st.session_state["cmp_baseline"] = 0
+
+
+c[1].selectbox("Remove a design", [None, *range(len(names))], key="cmp_drop", on_change=_drop,
+               format_func=lambda i: "-" if i is None else names[i])
+
+try:
+    cmp = compare_cached(designs, st.session_state["cmp_baseline"])
+except (CompareError, ScenarioError, ValueError) as e:
+    st.error(f"These designs cannot be compared: {e}")
+    st.stop()
+
+st.subheader("Inputs")
+inputs = pd.DataFrame(cmp.inputs).set_index("design").T
+st.dataframe(inputs, key="cmp_inputs")
+
+
+def _cell(value, delta, base: bool) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    text = f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    if base or delta is None:
+        return text + (" (baseline)" if base else "")
+    return f"{text} ({delta:+.1%})"
+
+
+st.subheader("Results")
+rows = {}
+for i, name in enumerate(cmp.names):
+    r, d = cmp.results[i], cmp.deltas[i]
+    rows[name] = {k: _cell(r[k], d.get(k), i == cmp.baseline) for k in [*RESULTS, "bottleneck", "meets SLA"]}
+st.dataframe(pd.DataFrame(rows), key="cmp_results")
+st.caption(f"Percentages are changes against the baseline, '{cmp.names[cmp.baseline]}'. Tail latency is at each "
+           "design's SLA percentile and offered load; cost at the SLA-bounded throughput.")
+
+st.subheader("Tail latency against load")
+st.plotly_chart(overlaid_curves(cmp), key="cmp_curves")
+st.caption("Analytic curves up to each design's capacity: solid lines are the SLA percentile, dotted the mean; "
+           "the dashed line is the SLA bound.")
+st.subheader("Throughput, latency and cost")
+st.plotly_chart(result_bars(cmp), key="cmp_bars")

@@ -1,0 +1,63 @@
+"""engine.compare and engine.seed_presets: deltas against the baseline, curves, errors, presets."""
+
+import math
+
+import pytest
+
+from engine.analytic import Context, evaluate
+from engine.compare import RESULTS, CompareError, compare, describe
+from engine.scenario import load_scenario
+from engine.seed_presets import PresetError, build_preset, presets
+
+
+@pytest.fixture(scope="module")
+def ctx(store):
+    return Context.from_store(store)
+
+
+def _scs(ctx):
+    return [load_scenario(d, ctx.book) for d in build_preset("preba", ctx)]
+
+
+def test_results_are_the_evaluations_and_deltas_are_relative(ctx):
+    scs = _scs(ctx)
+    c = compare(scs, ctx, baseline=1)
+    for s, r in zip(scs, c.results):
+        ev = evaluate(s, ctx)
+        assert r["capacity (req/s)"] == ev.capacity_rps and r["TCO (USD)"] == ev.cost["tco_usd"]
+    base = c.results[1]
+    for r, d in zip(c.results, c.deltas):
+        for k in RESULTS:
+            if d[k] is not None:
+                assert math.isclose(d[k], (r[k] - base[k]) / abs(base[k]))
+    assert all(v in (0.0, None) for v in c.deltas[1].values())
+
+
+def test_curves_rise_to_capacity(ctx):
+    c = compare(_scs(ctx), ctx)
+    for cur, r in zip(c.curves, c.results):
+        assert cur.rates_rps[-1] < r["capacity (req/s)"]
+        finite = [t for t in cur.tail_ms if math.isfinite(t)]
+        assert finite[-1] >= finite[0]
+
+
+def test_errors_name_the_problem(ctx):
+    with pytest.raises(CompareError, match="pin at least one"):
+        compare([], ctx)
+    with pytest.raises(CompareError, match="baseline 5"):
+        compare(_scs(ctx), ctx, baseline=5)
+    with pytest.raises(PresetError, match="valid: preba"):
+        build_preset("nope", ctx)
+
+
+def test_every_preset_builds_valid_distinct_designs(ctx):
+    for key in presets():
+        designs = [load_scenario(d, ctx.book) for d in build_preset(key, ctx)]
+        assert len(designs) >= 2 and len({d.name for d in designs}) == len(designs)
+
+
+def test_describe_says_what_differs(ctx):
+    a, b, _ = _scs(ctx)
+    da, db = describe(a), describe(b)
+    assert da["partitioning"] == "7 x 1g.10gb per GPU"
+    assert {k for k in da if da[k] != db[k]} == {"design", "preprocessing"}

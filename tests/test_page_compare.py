@@ -1,0 +1,93 @@
+"""The Compare page under AppTest: pins from Design, presets, baseline deltas, removal, URL state."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.urlstate import decode_many
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+PAGE = str(ROOT / "pages" / "compare.py")
+
+
+@pytest.fixture
+def compare():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _table(at, key):
+    return next(d for d in at.dataframe if d.proto.id.endswith(key) or key in str(d.proto)).value
+
+
+def test_empty_compare_says_how_to_pin(compare):
+    assert any("No designs pinned yet" in i.value for i in compare.info)
+    assert not compare.get("plotly_chart")
+
+
+def test_pinned_designs_from_design_page_appear_side_by_side():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.button(key="d_pin").click().run()
+    at.selectbox(key="d_pre").set_value("dpu").run()
+    at.text_input(key="d_name").set_value("with DPU").run()
+    at.button(key="d_pin").click().run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    results = at.dataframe[1].value
+    assert list(results.columns) == ["ResNet-50 on 7 x 1g A100", "with DPU"]
+    assert "(baseline)" in results.loc["capacity (req/s)"].iloc[0] and "%" in results.loc["capacity (req/s)"].iloc[1]
+    assert results.loc["bottleneck"].tolist()[0] == "host_cpu"
+    assert len(at.get("plotly_chart")) == 2
+    token = at.query_params["c"]
+    assert [d["name"] for d in decode_many(token[0] if isinstance(token, list) else token)] == results.columns.tolist()
+
+
+@pytest.mark.parametrize("key", ["preba", "splitrpc"])
+def test_seed_presets_load_and_compare(compare, key):
+    compare.selectbox(key="cmp_preset").set_value(key).run()
+    compare.button(key="cmp_load").click().run()
+    assert not compare.exception, compare.exception
+    results = compare.dataframe[1].value
+    assert len(results.columns) == {"preba": 3, "splitrpc": 6}[key]
+    compare.selectbox(key="cmp_baseline").set_value(1).run()
+    assert not compare.exception
+    assert "(baseline)" in compare.dataframe[1].value.iloc[0, 1]
+
+
+def test_preba_preset_answers_its_question(compare):
+    compare.button(key="cmp_load").click().run()  # the first preset is PREBA's
+    r = compare.dataframe[1].value
+    cpu, dpu, ideal = r.columns
+    assert r.loc["bottleneck", cpu] == "host_cpu" and r.loc["bottleneck", dpu] != "host_cpu"
+    tput = [float(r.loc["SLA-bounded throughput (req/s)", c].split()[0].replace(",", "")) for c in r.columns]
+    assert tput[0] < tput[1] <= tput[2] * 1.001  # CPU-bound < DPU <= ideal
+
+
+def test_remove_and_clear(compare):
+    compare.button(key="cmp_load").click().run()
+    compare.selectbox(key="cmp_baseline").set_value(2).run()
+    compare.selectbox(key="cmp_drop").set_value(0).run()
+    assert not compare.exception, compare.exception
+    assert len(compare.dataframe[1].value.columns) == 2
+    compare.button(key="cmp_clear").click().run()
+    assert any("No designs pinned yet" in i.value for i in compare.info)
+
+
+def test_link_restores_designs_and_damaged_link_is_explained():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.switch_page(PAGE).run()
+    at.button(key="cmp_load").click().run()
+    token = at.query_params["c"]
+    token = token[0] if isinstance(token, list) else token
+    fresh = AppTest.from_file(APP, default_timeout=120)
+    fresh.query_params["c"] = token
+    fresh.switch_page(PAGE).run()
+    assert not fresh.exception
+    assert list(fresh.dataframe[1].value.columns) == list(at.dataframe[1].value.columns)
+    bad = AppTest.from_file(APP, default_timeout=120)
+    bad.query_params["c"] = "not-a-token"
+    bad.switch_page(PAGE).run()
+    assert not bad.exception and any("cannot be used" in e.value for e in bad.error)

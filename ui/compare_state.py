@@ -1,0 +1,32 @@
+"""Cached engine calls for the Compare page (keyed by the designs' JSON and the data version)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.compare import compare
+from engine.scenario import load_scenario
+from engine.seed_presets import build_preset
+from ui.design_state import _ctx
+from ui.session import get_store
+
+
+@st.cache_data(max_entries=64, show_spinner="Evaluating the pinned designs...")
+def _compare(designs: tuple[str, ...], baseline: int, version: tuple):
+    ctx = _ctx(version)
+    return compare([load_scenario(d, ctx.book) for d in designs], ctx, baseline)
+
+
+def compare_cached(designs: list[str], baseline: int):
+    return _compare(tuple(designs), baseline, get_store().version())
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the preset's designs...")
+def _preset(key: str, version: tuple) -> list[str]:
+    ctx = _ctx(version)
+    return [load_scenario(d, ctx.book).to_json() for d in build_preset(key, ctx)]
+
+
+def preset_designs(key: str) -> list[str]:
+    """The preset's designs as validated scenario JSON."""
+    return _preset(key, get_store().version())
