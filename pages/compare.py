@@ -79,7 +79,7 @@ except (CompareError, ScenarioError, ValueError) as e:
 
 st.subheader("Inputs")
 inputs = pd.DataFrame(cmp.inputs).set_index("design").T
-st.dataframe(inputs, key="cmp_inputs")
+st.table(inputs)
 
 
 def _cell(value, delta, base: bool) -> str:
@@ -98,7 +98,7 @@ rows = {}
 for i, name in enumerate(cmp.names):
     r, d = cmp.results[i], cmp.deltas[i]
     rows[name] = {k: _cell(r[k], d.get(k), i == cmp.baseline) for k in [*RESULTS, "bottleneck", "meets SLA"]}
-st.dataframe(pd.DataFrame(rows), key="cmp_results")
+st.table(pd.DataFrame(rows))
 st.caption(f"Percentages are changes against the baseline, '{cmp.names[cmp.baseline]}'. Tail latency is at each "
            "design's SLA percentile and offered load; cost at the SLA-bounded throughput.")
 

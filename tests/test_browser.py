@@ -39,7 +39,8 @@ def server(tmp_path_factory):
     env = dict(os.environ, KNEEPOINT_DB=str(tmp_path_factory.mktemp("db") / "k.duckdb"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -150,4 +151,31 @@ def test_design_page_in_browser(server, browser):
     assert after != before and "s=" in page.url  # the scenario lives in the URL
     _no_exception(page)
     page.screenshot(path=str(SHOTS / "design.png"), full_page=True)
+    page.close()
+
+
+def test_compare_page_in_browser(server, browser):
+    """Pin two designs on the Design page and see both, side by side, on Compare."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
+    _settle(page)
+    page.get_by_role("button", name="Pin for Compare").click()
+    _settle(page)
+    name = page.get_by_label("Design name")
+    name.fill("second design")
+    name.press("Enter")
+    _settle(page)
+    page.get_by_role("button", name="Pin for Compare").click()
+    _settle(page)
+    page.locator('[data-testid="stSidebarNav"]').get_by_text("Compare", exact=True).click()
+    table = page.locator('[data-testid="stTable"]').nth(1)
+    table.wait_for(state="visible", timeout=90_000)
+    _settle(page)
+    text = table.inner_text()
+    assert "ResNet-50 on 7 x 1g A100" in text and "second design" in text and "(baseline)" in text
+    page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
+    assert "c=" in page.url
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
     page.close()

@@ -18,10 +18,6 @@ def compare():
     return at
 
 
-def _table(at, key):
-    return next(d for d in at.dataframe if d.proto.id.endswith(key) or key in str(d.proto)).value
-
-
 def test_empty_compare_says_how_to_pin(compare):
     assert any("No designs pinned yet" in i.value for i in compare.info)
     assert not compare.get("plotly_chart")
@@ -36,7 +32,7 @@ def test_pinned_designs_from_design_page_appear_side_by_side():
     at.button(key="d_pin").click().run()
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
-    results = at.dataframe[1].value
+    results = at.table[1].value
     assert list(results.columns) == ["ResNet-50 on 7 x 1g A100", "with DPU"]
     assert "(baseline)" in results.loc["capacity (req/s)"].iloc[0] and "%" in results.loc["capacity (req/s)"].iloc[1]
     assert results.loc["bottleneck"].tolist()[0] == "host_cpu"
@@ -50,16 +46,16 @@ def test_seed_presets_load_and_compare(compare, key):
     compare.selectbox(key="cmp_preset").set_value(key).run()
     compare.button(key="cmp_load").click().run()
     assert not compare.exception, compare.exception
-    results = compare.dataframe[1].value
+    results = compare.table[1].value
     assert len(results.columns) == {"preba": 3, "splitrpc": 6}[key]
     compare.selectbox(key="cmp_baseline").set_value(1).run()
     assert not compare.exception
-    assert "(baseline)" in compare.dataframe[1].value.iloc[0, 1]
+    assert "(baseline)" in compare.table[1].value.iloc[0, 1]
 
 
 def test_preba_preset_answers_its_question(compare):
     compare.button(key="cmp_load").click().run()  # the first preset is PREBA's
-    r = compare.dataframe[1].value
+    r = compare.table[1].value
     cpu, dpu, ideal = r.columns
     assert r.loc["bottleneck", cpu] == "host_cpu" and r.loc["bottleneck", dpu] != "host_cpu"
     tput = [float(r.loc["SLA-bounded throughput (req/s)", c].split()[0].replace(",", "")) for c in r.columns]
@@ -71,7 +67,7 @@ def test_remove_and_clear(compare):
     compare.selectbox(key="cmp_baseline").set_value(2).run()
     compare.selectbox(key="cmp_drop").set_value(0).run()
     assert not compare.exception, compare.exception
-    assert len(compare.dataframe[1].value.columns) == 2
+    assert len(compare.table[1].value.columns) == 2
     compare.button(key="cmp_clear").click().run()
     assert any("No designs pinned yet" in i.value for i in compare.info)
 
@@ -86,7 +82,7 @@ def test_link_restores_designs_and_damaged_link_is_explained():
     fresh.query_params["c"] = token
     fresh.switch_page(PAGE).run()
     assert not fresh.exception
-    assert list(fresh.dataframe[1].value.columns) == list(at.dataframe[1].value.columns)
+    assert list(fresh.table[1].value.columns) == list(at.table[1].value.columns)
     bad = AppTest.from_file(APP, default_timeout=120)
     bad.query_params["c"] = "not-a-token"
     bad.switch_page(PAGE).run()
