@@ -156,6 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_profile.register(sub)
     cli_eval.register(sub)
     cli_sim.register(sub)
+    from engine import cli_tenancy
+
+    cli_tenancy.register(sub)
     return p
 
 

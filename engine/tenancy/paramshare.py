@@ -1,0 +1,79 @@
+"""Param-Share: instances of one model that fit in GPU memory with and without shared weights.
+
+GPU runtime primitives seed, Sec V-E and Table II: each instance holds the model's weights (W) and
+its own "other GPU buffer" (B: activations, workspace, context); with parameter sharing (CUDA IPC
+pointers to one loaded copy) later instances hold only B. In GPU memory M (MB):
+    without sharing  n = floor(M / (W + B))
+    with sharing     n = floor((M - W) / B)     (one copy of W, then B per instance)
+On a 16 GB T4 (M = 16384 MB) this gives Table II's 10/11, 8/10 and 10/12 for ResNet-50, VGG-19 and
+ResNeXt-50 (tests/test_tenancy_paramshare.py reads those rows from data/seed/rpc_figures.csv).
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.tenancy.errors import non_negative, positive
+
+_EPS = 1e-9  # so that a division that is exact on paper is not floored one short by rounding
+
+
+class ParamShareFit(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gpu_memory_mb: float
+    weights_mb: float
+    buffer_mb: float  # per instance, besides the weights
+    without: int  # instances, each with its own weights
+    with_sharing: int  # instances sharing one copy of the weights
+    used_without_mb: float
+    used_with_mb: float
+
+    @property
+    def extra(self) -> int:
+        return self.with_sharing - self.without
+
+    @property
+    def extra_fraction(self) -> float:
+        """More instances with sharing, as a fraction (the seed: "20-25% more", Sec I)."""
+        return self.extra / self.without if self.without else 0.0
+
+    def table(self) -> list[dict]:
+        return [{"sharing": "without", "instances": self.without, "used_mb": self.used_without_mb},
+                {"sharing": "with", "instances": self.with_sharing, "used_mb": self.used_with_mb}]
+
+
+def instances_without_sharing(gpu_memory_mb: float, weights_mb: float, buffer_mb: float) -> int:
+    """floor(M / (W + B)): every instance loads its own weights (seed Sec V-E, Table II). MB in, count out."""
+    return max(0, math.floor(gpu_memory_mb / (weights_mb + buffer_mb) + _EPS))
+
+
+def instances_with_sharing(gpu_memory_mb: float, weights_mb: float, buffer_mb: float) -> int:
+    """floor((M - W) / B): one shared copy of the weights, B per instance (seed Sec V-E, Table II)."""
+    if gpu_memory_mb < weights_mb:
+        return 0
+    return max(0, math.floor((gpu_memory_mb - weights_mb) / buffer_mb + _EPS))
+
+
+def param_share_fit(gpu_memory_mb: float, weights_mb: float, buffer_mb: float) -> ParamShareFit:
+    """Instances that fit in `gpu_memory_mb` with and without parameter sharing (all sizes in MB)."""
+    m = positive("gpu_memory_mb", gpu_memory_mb)
+    w = non_negative("weights_mb", weights_mb)
+    b = positive("buffer_mb", buffer_mb)
+    n0 = instances_without_sharing(m, w, b)
+    n1 = instances_with_sharing(m, w, b)
+    return ParamShareFit(gpu_memory_mb=m, weights_mb=w, buffer_mb=b, without=n0, with_sharing=n1,
+                         used_without_mb=n0 * (w + b), used_with_mb=(w + n1 * b) if n1 else 0.0)
+
+
+def standby_extra_mb(weights_mb: float, buffer_mb: float, shared: bool) -> float:
+    """Memory a standby (shadow) instance adds while it loads at the new GPU% (seed Sec V-E, first use).
+
+    Without sharing the shadow loads its own weights and buffer (W + B MB); with sharing it links to the
+    active instance's weights and adds only its buffer (B MB).
+    """
+    w = non_negative("weights_mb", weights_mb)
+    b = positive("buffer_mb", buffer_mb)
+    return b if shared else w + b
