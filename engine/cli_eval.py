@@ -81,7 +81,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=1))
         return 0
     lat = e.latency_ms
-    print(f"{scenario.name}: {scenario.model} on {scenario.gpu.count} x {scenario.gpu.sku} at {e.rate_rps:,.0f} req/s")
+    print(f"{scenario.name}: {scenario.model} on {scenario.accelerator_label()} at {e.rate_rps:,.0f} req/s")
     print(f"  capacity {e.capacity_rps:,.0f} req/s, bottleneck {e.bottleneck}; "
           + ("stable" if e.stable else f"UNSTABLE: {e.unstable_reason}"))
     if e.stable:

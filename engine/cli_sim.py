@@ -151,7 +151,7 @@ def _simulate(args: argparse.Namespace) -> int:
 def _print(scenario, r: dict) -> None:
     lat, ci = r["latency_ms"], r["ci"]
     rate = f" at {r['rate_rps']:,.0f} req/s" if r["rate_rps"] else ""
-    print(f"{r['name']}: {scenario.model} on {scenario.gpu.count} x {scenario.gpu.sku}{rate} "
+    print(f"{r['name']}: {scenario.model} on {scenario.accelerator_label()}{rate} "
           f"({r['workload']}, {r['n_requests']:,} requests, {r['warmup_requests']:,} warm-up, seed {r['seed']}, "
           f"{r['wall_s']:.2f} s)")
     print(f"  throughput {r['throughput_rps']:,.1f} req/s (capacity {r['capacity_rps']:,.0f}); "

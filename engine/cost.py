@@ -31,6 +31,7 @@ NIC_W, SMARTNIC_W = 20.0, 75.0  # assumptions: ConnectX-class NIC, BlueField-cla
 NIC_PRICE_USD = 800.0  # assumption: 100 GbE NIC
 SMARTNIC_COST_RATIO = 4.0  # SplitRPC seed Sec 3.1.1 (rpc_figures): SmartNIC costs 4x a P2P NIC
 DPU_PRICE_USD = 4000.0  # assumption: Alveo U55C-class FPGA card; no price row in prices_power
+FPGA_BOARD_PRICE_USD = 4000.0  # assumption: Intel PAC-class inference board, priced as the DPU card (no price row)
 #: purchase prices for GPUs without a price row (assumptions, override with cost.gpu_price_usd)
 ASSUMED_GPU_PRICE_USD = {"V100": 4000.0, "T4": 2000.0, "A30": 5000.0, "L4": 2500.0}
 
@@ -67,6 +68,11 @@ class CostInputs(BaseModel):
     dpu_price_usd: float = Field(0.0, ge=0)
     nics: int = Field(0, ge=0)
     nic_price_usd: float = Field(0.0, ge=0)
+    fpgas: int = Field(0, ge=0, description="FPGA inference boards (EIF backend, engine.fpga)")
+    fpga_price_usd: float = Field(0.0, ge=0)
+    fpga_tdp_w: float = Field(0.0, ge=0)
+    fpga_idle_w: float = Field(0.0, ge=0)
+    fpga_util: float = Field(0.0, ge=0, le=1)
     gpu_tdp_w: float = Field(ge=0)
     gpu_idle_w: float = Field(ge=0)
     host_max_w: float = Field(ge=0, description="per server at full CPU load")
@@ -81,7 +87,7 @@ class CostInputs(BaseModel):
     @model_validator(mode="after")
     def _idle_below_peak(self) -> "CostInputs":
         for dev, idle, peak in (("gpu", self.gpu_idle_w, self.gpu_tdp_w), ("host", self.host_idle_w, self.host_max_w),
-                                ("dpu", self.dpu_idle_w, self.dpu_tdp_w)):
+                                ("dpu", self.dpu_idle_w, self.dpu_tdp_w), ("fpga", self.fpga_idle_w, self.fpga_tdp_w)):
             if idle > peak:
                 raise ValueError(f"{dev} idle power {idle} W is above its peak {peak} W")
         return self
@@ -120,6 +126,9 @@ def tco(inputs: CostInputs) -> CostResult:
              "host": i.servers * device_power_w(i.host_idle_w, i.host_max_w, i.host_util),
              "dpus": i.dpus * device_power_w(i.dpu_idle_w, i.dpu_tdp_w, i.dpu_util),
              "nics": i.nics * i.nic_w}
+    if i.fpgas:  # only FPGA designs carry the entry, so GPU results keep their keys
+        capex["fpgas"] = i.fpgas * i.fpga_price_usd
+        power["fpgas"] = i.fpgas * device_power_w(i.fpga_idle_w, i.fpga_tdp_w, i.fpga_util)
     it_w = sum(power.values())
     wall_w = it_w * i.pue
     hours = i.years * HOURS_PER_YEAR
@@ -242,19 +251,41 @@ def price_defaults(prices: pd.DataFrame, gpu_sku: str, gpus: Optional[pd.DataFra
     return out
 
 
+def fpga_price_defaults(prices: pd.DataFrame, board_power_w: float, boards: int = 1,
+                        smartnic: bool = False) -> dict[str, Default]:
+    """price_defaults for a design on FPGA inference boards: no GPUs, `boards` cards in the GPU slots.
+
+    board_power_w: the board's total power (engine.fpga.model.FpgaBoard, a datasheet row in rpc_figures);
+    idle is OTHER_IDLE_FRACTION of it, the price an assumption (FPGA_BOARD_PRICE_USD).
+    """
+    out = price_defaults(prices, "none", None, boards, smartnic=smartnic)
+    out["gpu_price_usd"] = Default(value=0.0, unit="USD", source="no GPUs: FPGA boards serve the model")
+    out["gpu_tdp_w"] = Default(value=0.0, unit="W", source="no GPUs")
+    out["gpu_idle_w"] = Default(value=0.0, unit="W", source="no GPUs")
+    out["fpga_price_usd"] = Default(value=FPGA_BOARD_PRICE_USD, unit="USD", assumed=True,
+                                    source="Intel PAC-class board; no FPGA price row (as the DPU card)")
+    out["fpga_tdp_w"] = Default(value=board_power_w, unit="W", source="board power (engine.fpga.model BOARDS)")
+    out["fpga_idle_w"] = Default(value=OTHER_IDLE_FRACTION * board_power_w, unit="W", assumed=True,
+                                 source=f"{OTHER_IDLE_FRACTION:g} x board power")
+    return out
+
+
 def servers_for(gpu_count: int) -> int:
     return max(1, math.ceil(gpu_count / GPUS_PER_SERVER))
 
 
 def inputs_from_spec(spec, defaults: dict[str, Default], *, throughput_rps: float, gpus: int,
                      gpu_util: float, host_util: float, dpus: int = 0, dpu_util: float = 0.0,
-                     nics: int = 1) -> CostInputs:
-    """CostInputs from a scenario CostSpec: its explicit prices win, price_defaults() fill the rest."""
+                     nics: int = 1, fpgas: int = 0, fpga_util: float = 0.0) -> CostInputs:
+    """CostInputs from a scenario CostSpec: its explicit prices win, price_defaults() fill the rest
+    (fpga_price_defaults() for FPGA boards, which take the GPUs' server slots)."""
     def pick(name: str) -> float:
         v = getattr(spec, name, None)
         return float(v) if v is not None else defaults[name].value
 
-    servers = servers_for(gpus)
+    servers = servers_for(gpus + fpgas)
+    fpga = {} if not fpgas else dict(fpgas=fpgas, fpga_price_usd=pick("fpga_price_usd"), fpga_util=fpga_util,
+                                     fpga_tdp_w=defaults["fpga_tdp_w"].value, fpga_idle_w=defaults["fpga_idle_w"].value)
     return CostInputs(throughput_rps=throughput_rps, years=spec.years, usd_per_kwh=spec.usd_per_kwh, pue=spec.pue,
                       servers=servers, server_price_usd=pick("server_price_usd"), gpus=gpus,
                       gpu_price_usd=pick("gpu_price_usd"), dpus=dpus, dpu_price_usd=pick("dpu_price_usd"),
@@ -262,4 +293,4 @@ def inputs_from_spec(spec, defaults: dict[str, Default], *, throughput_rps: floa
                       gpu_idle_w=defaults["gpu_idle_w"].value, host_max_w=defaults["host_max_w"].value,
                       host_idle_w=defaults["host_idle_w"].value, dpu_tdp_w=defaults["dpu_tdp_w"].value,
                       dpu_idle_w=defaults["dpu_idle_w"].value, nic_w=defaults["nic_w"].value,
-                      gpu_util=gpu_util, host_util=host_util, dpu_util=dpu_util)
+                      gpu_util=gpu_util, host_util=host_util, dpu_util=dpu_util, **fpga)

@@ -1,7 +1,7 @@
 """The Scenario: one validated contract for pages, CLI, simulator and reports (schema kneepoint.scenario/1).
 
 A scenario is plain data: model, GPU (MIG layout, GPU% shares, or the whole
-GPU), host, preprocessing, RPC path, batching, scheduler, workload and cost.
+GPU) or FPGA boards (EIF, engine.fpga), host, preprocessing, RPC path, batching, scheduler, workload and cost.
 `load_scenario(data, book)` validates it once against the catalogue and the
 profile store; every error names the field path and the bad value, e.g.
 `gpu.layout[2]: '5g.20gb' is not a profile of A100-SXM4-40GB; valid: ...`.
@@ -50,6 +50,23 @@ class GpuSpec(_Spec):
             if not self.shares or any(not 0 < s <= 100 for s in self.shares):
                 raise ValueError("shares must be GPU% values in (0, 100]")
         return self
+
+
+class FpgaSpec(_Spec):
+    """FPGA boards serving the model as EIF accelerators (engine.fpga): boards x accelerators x hardware threads.
+
+    Counts default to the board's (EIF prototype: 8 accelerators x 6 threads); sparsity is the fraction of
+    zero operands of the models sharing an accelerator (EIF Table I: 50-70 %); ms_per_request is the
+    model's time on a dedicated accelerator (default: a batch-1 point stored with the board as sku).
+    """
+
+    board: str = Field("intel-pac-a10", description="FPGA board (engine.fpga.model.BOARDS)")
+    boards: int = Field(1, ge=1, le=64)
+    accelerators_per_board: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
+    threads_per_accelerator: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
+    sparsity: float = Field(0.6, ge=0, lt=1, description="fraction of zero operands (EIF Table I middle level)")
+    ms_per_request: Optional[float] = Field(None, gt=0, description="per-request time on a dedicated accelerator")
+    model_threads: Optional[int] = Field(None, ge=1, description="threads serving this model (default: all tenants)")
 
 
 class HostSpec(_Spec):
@@ -213,6 +230,7 @@ class CostSpec(_Spec):
     gpu_price_usd: Optional[float] = Field(None, ge=0)
     server_price_usd: Optional[float] = Field(None, ge=0)
     dpu_price_usd: Optional[float] = Field(None, ge=0)
+    fpga_price_usd: Optional[float] = Field(None, ge=0, description="per FPGA inference board (fpga scenarios)")
     nic_price_usd: Optional[float] = Field(None, ge=0)
 
 
@@ -250,7 +268,8 @@ class Scenario(_Spec):
     name: str = Field("untitled", min_length=1, max_length=120)
     model: str
     precision: Optional[str] = None
-    gpu: GpuSpec
+    gpu: Optional[GpuSpec] = Field(None, description="the GPUs; give exactly one of gpu or fpga")
+    fpga: Optional[FpgaSpec] = Field(None, description="FPGA boards (EIF) instead of GPUs")
     host: HostSpec = HostSpec()
     preprocessing: PreprocessingSpec = PreprocessingSpec()
     rpc: RpcSpec = RpcSpec()
@@ -272,10 +291,24 @@ class Scenario(_Spec):
         return v
 
     @model_validator(mode="after")
+    def _one_backend(self) -> "Scenario":
+        if (self.gpu is None) == (self.fpga is None):
+            raise ValueError(f"give exactly one of gpu or fpga (got {'both' if self.gpu else 'neither'})")
+        return self
+
+    @model_validator(mode="after")
     def _against_catalogue(self, info: ValidationInfo) -> "Scenario":
         book = (info.context or {}).get("book")
         if book is None:
             return self
+        if self.fpga is not None:
+            from engine.fpga.backend import FpgaSpecError, check
+
+            try:
+                check(self, book)
+            except FpgaSpecError as e:
+                raise _PathError(e.path, e.value, str(e)) from None
+            return self._check_precision(book)
         from engine.catalog import LayoutError, UnknownNameError, validate_layout
 
         try:
@@ -296,14 +329,31 @@ class Scenario(_Spec):
                 validate_layout(gpu, layout)
             except LayoutError as e:
                 raise _PathError(where, layout, str(e)) from None
+        return self._check_precision(book)
+
+    def _check_precision(self, book) -> "Scenario":
         if self.precision is not None:
             have = sorted(set(book.points.loc[book.points["model"] == self.model, "precision"]))
             if self.precision not in have:
                 raise _PathError("precision", self.precision, f"valid for {self.model}: {', '.join(have)}")
         return self
 
+    def accelerator_label(self) -> str:
+        """The accelerators in words, e.g. '2 x A100-SXM4-80GB' or '1 x intel-pac-a10 FPGA'."""
+        if self.fpga is not None:
+            return f"{self.fpga.boards} x {self.fpga.board} FPGA"
+        return f"{self.gpu.count} x {self.gpu.sku}"
+
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2)
+
+
+def require_gpu(scenario: Scenario, feature: str) -> GpuSpec:
+    """The scenario's GpuSpec, or a ScenarioError saying that `feature` is GPU-only (fpga scenarios)."""
+    if scenario.gpu is None:
+        raise ScenarioError(f"gpu: {feature} needs GPUs, but this scenario runs on "
+                            f"{scenario.accelerator_label()} (fpga)")
+    return scenario.gpu
 
 
 class _PathError(ValueError):

@@ -32,7 +32,10 @@ if "d_model" not in st.session_state:  # first run of this session: the link's s
     token = st.query_params.get("s")
     if token:
         try:
-            start = load_scenario(decode(token), book)
+            linked = load_scenario(decode(token), book)
+            if linked.gpu is None:  # the form edits GPU designs only
+                raise ScenarioError(f"it runs on {linked.accelerator_label()}; this page designs GPU servers")
+            start = linked
         except ScenarioError as e:
             st.error(f"The scenario in this link cannot be used: {e}")
     _apply(start)

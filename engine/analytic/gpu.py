@@ -16,7 +16,7 @@ from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.knee import KneeRule
-from engine.scenario import BatchingPolicy, Scenario
+from engine.scenario import BatchingPolicy, Scenario, require_gpu
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95
@@ -80,7 +80,7 @@ class GpuSide(BaseModel):
 
 def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str, str]]:
     """(gpu index, partition, label) of every instance the scenario's GPUs are cut into."""
-    gpu = book.catalog.gpu(scenario.gpu.sku)
+    gpu = book.catalog.gpu(require_gpu(scenario, "MIG layouts and GPU% shares").sku)
     out = []
     for g in range(scenario.gpu.count):
         if scenario.gpu.shares is not None:
@@ -117,6 +117,10 @@ def effective_length(scenario: Scenario, lengths: list[float]) -> Optional[float
 
 def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     """Partitions with their curves, Batch_max per partition and Time_queue for the scenario's policy."""
+    if scenario.fpga is not None:  # FPGA hardware threads stand in for partitions (engine.fpga.backend)
+        from engine.fpga.backend import build_fpga_side
+
+        return build_fpga_side(scenario, book)
     model, sku = scenario.model, scenario.gpu.sku
     insts = instance_names(scenario, book)
     probe = book.curve(model, sku, insts[0][1], scenario.precision,

@@ -70,7 +70,8 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     those plus host, preprocessing and RPC path: both are memoised in the context, so a sweep over a
     design space pays for each distinct part once.
     """
-    gpu_key = ("gpu", scenario.model, scenario.precision, scenario.gpu.model_dump_json(), scenario.batching,
+    accel = scenario.gpu if scenario.fpga is None else scenario.fpga
+    gpu_key = ("gpu", scenario.model, scenario.precision, accel.model_dump_json(), scenario.batching,
                scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
     design0 = ctx.memo(gpu_key, lambda: prepare(scenario, ctx.book))
     rpc_json = scenario.rpc.model_dump_json()
@@ -83,13 +84,14 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
 def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple, rpc_json: str):
     """The host side, shared by every design whose GPU side gives the same batch terms."""
     q, b, t1 = _batch_terms(scenario, design0)
-    layout = scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts else None)
+    layout = None if scenario.gpu is None else (scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts
+                                                                         else None))
     # only GPU decode depends on the layout, and only on which profiles it has, not where they sit
     decode_on = (tuple(sorted(e.split("@")[0] for e in layout or ()))
                  if scenario.preprocessing.device == PreprocessDevice.GPU else ())
     # the host side depends on the GPU side only through these few numbers, so designs share it widely
-    host_key = ("host", scenario.model, scenario.gpu.sku, q, b, t1, design0.gpu.input_len, decode_on, scenario.host,
-                scenario.preprocessing, rpc_json)
+    host_key = ("host", scenario.model, _accelerator_name(scenario), q, b, t1, design0.gpu.input_len, decode_on,
+                scenario.host, scenario.preprocessing, rpc_json)
     stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
     gpu = ctx.memo(("gpu+", gpu_key, overhead), lambda: with_overhead(design0.gpu, overhead))
     return stages, overhead, notes, gpu
@@ -112,11 +114,12 @@ def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float
 def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: int, t1: float, decode_on: tuple):
     """(host stages, per-batch GPU overhead, notes) of a scenario."""
     book = ctx.book
-    gpu = book.catalog.gpu(scenario.gpu.sku)
+    gpu = _Link(scenario, book)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
     free = scenario.host.cpu_cores - scenario.host.cpu_reserved_cores
-    model_like = ctx.memo(("model_like", scenario.model), lambda: _ModelLike(model_row))
-    path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, b),
+    model_like = ctx.memo(("model_like", scenario.model, gpu.kernels),
+                          lambda: _ModelLike(model_row, gpu.kernels))
+    path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, b),
                     lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
     notes: list[str] = []  # the GPU side's notes travel with it (with_host)
 
@@ -127,12 +130,12 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
     pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
-                                            pcie_gen=gpu.pcie_gen, partitions=decode_partitions(gpu, decode_on)))
+                                            pcie_gen=gpu.pcie_gen, partitions=gpu.decode_partitions(decode_on)))
     pre = _scaled(pre, q)
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:
         # one pool of free cores does RPC work and preprocessing: per request the CPU time of both
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, free, b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, free, b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=free, batch=b))
         cpu_s = rpc.host_cpu_s + pre.host_cpu_s
         stages.append(StageCost(
@@ -144,7 +147,8 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         rpc_cores = max(free - (pre_cores if pre_spec.device == PreprocessDevice.CPU else 0), 1e-9)
         if rpc_cores < 1:
             notes.append("no host cores left for the RPC path after preprocessing")
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, t1, gpu.pcie_gen, rpc_cores, b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, rpc_cores,
+                        b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=max(rpc_cores, 1e-9),
                                          batch=b))
         if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
@@ -154,7 +158,11 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         stages.append(rpc)
         if pre.service_s > 0 or pre.fixed_s > 0:
             stages.append(pre)
-    return tuple(stages), path.gpu_overhead_s, tuple(notes) + tuple(n for s in stages for n in s.notes)
+    overhead = path.gpu_overhead_s
+    if scenario.fpga is not None:  # an FPGA request is one MMIO command; redirecting it costs ~0 (EIF Sec V-C)
+        overhead = 0.0
+        notes.append("FPGA: no orchestration overhead on the accelerator (one MMIO command per request, EIF Sec V-C)")
+    return tuple(stages), overhead, tuple(notes) + tuple(n for s in stages for n in s.notes)
 
 
 def _round3(x: float) -> float:
@@ -169,10 +177,35 @@ def _model_row(book: ProfileBook, model: str) -> pd.Series:
 
 
 class _ModelLike:
-    """The attributes engine.stages.rpc reads from a models.csv row."""
+    """The attributes engine.stages.rpc reads from a models.csv row (`kernels` overrides the kernel count)."""
 
-    def __init__(self, row: pd.Series):
+    def __init__(self, row: pd.Series, kernels: int | None = None):
         self.request_bytes = float(row.get("request_bytes", 4096))
         self.response_bytes = float(row.get("response_bytes", 1024))
-        kc = row.get("kernel_count")
+        kc = row.get("kernel_count") if kernels is None else kernels
         self.kernel_count = None if kc is None or pd.isna(kc) else int(kc)
+
+
+def _accelerator_name(scenario: Scenario) -> str:
+    return scenario.gpu.sku if scenario.fpga is None else f"fpga:{scenario.fpga.board}"
+
+
+class _Link:
+    """What the host side needs of the accelerator: name, PCIe generation, GPU-decode partitions, kernels.
+
+    An FPGA board (engine.fpga) has its own PCIe link, no GPU decoders, and takes one command per
+    request, priced as one kernel launch on the RPC path.
+    """
+
+    def __init__(self, scenario: Scenario, book: ProfileBook):
+        self.sku = _accelerator_name(scenario)
+        if scenario.fpga is not None:
+            from engine.fpga.backend import pcie_gen
+
+            self._gpu, self.pcie_gen, self.kernels = None, pcie_gen(scenario.fpga), 1
+        else:
+            self._gpu = book.catalog.gpu(scenario.gpu.sku)
+            self.pcie_gen, self.kernels = self._gpu.pcie_gen, None
+
+    def decode_partitions(self, decode_on: tuple) -> list:
+        return [] if self._gpu is None else decode_partitions(self._gpu, decode_on)

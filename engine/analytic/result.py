@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.analytic.design import Design
 from engine.analytic.evaluate import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
 from engine.analytic.pipeline import Context, build_design
-from engine.cost import CostResult, inputs_from_spec, price_defaults, servers_for, tco
+from engine.cost import CostResult, fpga_price_defaults, inputs_from_spec, price_defaults, servers_for, tco
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
 _MS = 1e3
@@ -74,7 +74,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
              "latency_at_rate_ms": pt.latency_s["sla"] * _MS,
              "sla_bounded_rps": sla_rps},
         sla_bounded_rps=sla_rps,
-        batching={"policy": sc.batching.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
+        batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
                   "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
         partitions=parts, host_cpu=host_cpu, cost=cost, notes=list(dict.fromkeys(design.notes)))
 
@@ -82,17 +82,27 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
 def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
     sc = design.scenario
     smartnic = sc.rpc.preset in (RpcPreset.LYNX_SNIC, RpcPreset.SPLITRPC_SNIC)
-    defaults = ctx.memo(("prices", sc.gpu.sku, sc.gpu.count, smartnic),
-                        lambda: price_defaults(ctx.prices_power, sc.gpu.sku, ctx.gpus, sc.gpu.count, smartnic=smartnic))
+    if sc.fpga is None:
+        defaults = ctx.memo(("prices", sc.gpu.sku, sc.gpu.count, smartnic), lambda: price_defaults(
+            ctx.prices_power, sc.gpu.sku, ctx.gpus, sc.gpu.count, smartnic=smartnic))
+    else:  # FPGA boards in the GPU slots (engine.fpga)
+        from engine.fpga.model import board
+
+        power = board(sc.fpga.board).board_power_w
+        defaults = ctx.memo(("fpga-prices", sc.fpga.board, sc.fpga.boards, smartnic), lambda: fpga_price_defaults(
+            ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))
+    gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
     pt = at_rate(design, max(throughput, 1e-6))
     free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
     dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)
-    inputs = inputs_from_spec(sc.cost, defaults, throughput_rps=throughput, gpus=sc.gpu.count,
-                              gpu_util=min(1.0, pt.gpu.utilization), host_util=host_util,
+    accel_util = min(1.0, pt.gpu.utilization)
+    inputs = inputs_from_spec(sc.cost, defaults, throughput_rps=throughput, gpus=gpus,
+                              gpu_util=accel_util, host_util=host_util,
                               dpus=math.ceil(sc.preprocessing.units / 8) if dpu else 0,
-                              dpu_util=min(1.0, dpu_util), nics=servers_for(sc.gpu.count))
+                              dpu_util=min(1.0, dpu_util), nics=servers_for(gpus + fpgas), fpgas=fpgas,
+                              fpga_util=accel_util)
     r: CostResult = tco(inputs)
     return {"capex_usd": r.capex_usd, "opex_usd": r.opex_usd, "tco_usd": r.tco_usd,
             "queries_per_usd": r.queries_per_usd, "queries_per_joule": r.queries_per_joule,
