@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     from engine import cli_tenancy
 
     cli_tenancy.register(sub)
+    from engine import cli_partition
+
+    cli_partition.register(sub)
     return p
 
 
