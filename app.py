@@ -14,6 +14,7 @@ pages = [
     st.Page("pages/design.py", title="Design", icon=":material/tune:", url_path="designer", default=True),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare-designs"),
     st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
+    st.Page("pages/tenancy.py", title="Tenancy", icon=":material/apartment:", url_path="tenants"),
 ]
 page = st.navigation(pages)
 try:

@@ -56,3 +56,16 @@ def decode_many(token: str) -> list[dict]:
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise ScenarioError("the designs in the link are not a list of scenarios; showing none")
     return data
+
+
+def encode_view(values: dict) -> str:
+    """A page's own inputs (plain JSON values) as one URL token."""
+    return _pack(values)
+
+
+def decode_view(token: str) -> dict:
+    """The inputs in an encode_view token; ScenarioError if the token is damaged."""
+    data = _unpack(token)
+    if not isinstance(data, dict):
+        raise ScenarioError("the view in the link is not an object; showing defaults")
+    return data
