@@ -195,11 +195,44 @@ class ArrivalSpec(_Spec):
 
 
 class QuerySizeSpec(_Spec):
-    kind: Literal["fixed", "lognormal"] = "fixed"
+    kind: Literal["fixed", "lognormal", "table"] = "fixed"
     size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
     mu: float = Field(1.0, description="log-normal location (PARIS section V)")
     sigma: float = Field(1.0, gt=0, description="log-normal scale")
     max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
+    table: Optional[tuple[tuple[int, float], ...]] = Field(
+        None, description="table: (items per query, probability) pairs, or {size: probability}; normalised")
+
+    @field_validator("table", mode="before")
+    @classmethod
+    def _pairs(cls, v):
+        if isinstance(v, dict):  # {size: probability}, e.g. from JSON with string keys
+            return tuple(sorted((int(k), float(p)) for k, p in v.items()))
+        return v
+
+    @model_validator(mode="after")
+    def _table_ok(self) -> "QuerySizeSpec":
+        if self.kind == "table":
+            if not self.table:
+                raise ValueError("kind 'table' needs table: (items per query, probability) pairs")
+            sizes = [k for k, _ in self.table]
+            if len(set(sizes)) != len(sizes):
+                raise ValueError(f"table lists a query size twice: {sorted(sizes)}")
+            bad = [k for k in sizes if not 1 <= k <= 4096]
+            if bad:
+                raise ValueError(f"table: query sizes must be 1..4096 items, got {bad}")
+            if any(not p >= 0 for _, p in self.table) or not sum(p for _, p in self.table) > 0:
+                raise ValueError("table: probabilities must be >= 0 and not all 0")
+        return self
+
+    @property
+    def largest(self) -> int:
+        """The most items a query can have."""
+        if self.kind == "lognormal":
+            return self.max_size
+        if self.kind == "table":
+            return max(k for k, p in self.table if p > 0)
+        return self.size
 
 
 class InputLenSpec(_Spec):

@@ -118,3 +118,13 @@ def test_pin_keeps_designs_for_compare(design):
     assert not design.exception
     pinned = design.session_state["kp_pins"]
     assert len(pinned) == 2 and '"dpu"' in pinned[1] and '"cpu"' in pinned[0]
+
+
+def test_query_size_table(design):
+    design.selectbox(key="d_qkind").set_value("table").run()
+    assert not design.exception
+    design.text_input(key="d_qtable").set_value("1:0.5, 8:0.5").run()
+    assert not design.exception and not any("not valid" in e.value for e in design.error)
+    assert any("Unstable" in e.value for e in design.error)  # 4.5 items per query: CPU preprocessing overloads
+    design.text_input(key="d_qtable").set_value("1:0.5, eight:0.5").run()
+    assert not design.exception and any("query_size" in e.value for e in design.error)

@@ -95,3 +95,17 @@ def test_rpc_component_overrides(book, store):
     slow = evaluate({**base, "rpc": {"components": {"base_rtt_us": 500}}}, ctx)
     fast = evaluate(base, ctx)
     assert slow.latency_ms["mean"] > fast.latency_ms["mean"] + 0.4  # the RTT override reaches the latency
+
+
+def test_query_size_table_is_normalised_and_checked(store):
+    from engine.analytic.design import query_size_pmf
+    from engine.profiles import ProfileBook
+
+    book = ProfileBook.from_store(store)
+    base = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB"}}
+    s = load_scenario({**base, "workload": {"query_size": {"kind": "table", "table": {"1": 1, "4": 3}}}}, book)
+    assert s.workload.query_size.largest == 4
+    assert query_size_pmf(s).tolist() == [0.25, 0.0, 0.0, 0.75]
+    for table, msg in (({"0": 1}, "query sizes must be 1..4096"), ({"2": 0}, "not all 0"), (None, "needs table")):
+        with pytest.raises(ScenarioError, match=msg):
+            load_scenario({**base, "workload": {"query_size": {"kind": "table", "table": table}}}, book)

@@ -8,6 +8,7 @@ from engine.catalog import enumerate_layouts
 from engine.scenario import Scenario
 
 WHOLE, MIG, SHARES = "Whole GPU (MIG off)", "MIG layout", "GPU% shares"
+DEFAULT_TABLE = ((1, 0.25), (2, 0.25), (4, 0.25), (8, 0.25))  # a starting point for the table editor
 CUSTOM = "custom (type profiles)"
 
 
@@ -46,6 +47,7 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_rate": s.workload.arrival.rate_rps, "d_qkind": s.workload.query_size.kind,
         "d_qsize": s.workload.query_size.size, "d_mu": s.workload.query_size.mu,
         "d_sigma": s.workload.query_size.sigma, "d_sla": s.workload.sla.latency_ms or 0.0,
+        "d_qtable": ", ".join(f"{k}:{p:g}" for k, p in (s.workload.query_size.table or DEFAULT_TABLE)),
         "d_pct": s.workload.sla.percentile, "d_years": s.cost.years, "d_kwh": s.cost.usd_per_kwh,
         "d_pue": s.cost.pue,
     }
@@ -60,6 +62,20 @@ def _floats(text: str) -> list:
                 out.append(float(part))
             except ValueError:
                 out.append(part)  # left for validation to name
+    return out
+
+
+def pairs(text: str):
+    """'size:probability, ...' as [[size, probability], ...]; a part that does not parse is kept as text
+    so that validation names it."""
+    out = []
+    for part in text.replace(";", ",").split(","):
+        if part.strip():
+            k, _, p = part.partition(":")
+            try:
+                out.append([int(k), float(p)])
+            except ValueError:
+                out.append(part.strip())
     return out
 
 
@@ -83,6 +99,8 @@ def from_widgets(w: dict) -> dict:
     if w["d_delay"]:
         batching["max_queue_delay_ms"] = float(w["d_delay"])
     query = {"kind": w["d_qkind"], "size": int(w["d_qsize"]), "mu": float(w["d_mu"]), "sigma": float(w["d_sigma"])}
+    if w["d_qkind"] == "table":
+        query["table"] = pairs(w.get("d_qtable", ""))
     sla = {"percentile": float(w["d_pct"])}
     if w["d_sla"]:
         sla["latency_ms"] = float(w["d_sla"])

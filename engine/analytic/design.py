@@ -39,12 +39,18 @@ class Design(BaseModel):
 
 
 def query_size_pmf(scenario: Scenario) -> np.ndarray:
-    """Items per query: fixed, or log-normal discretised to 1..max_size (PARIS section V)."""
+    """Items per query: fixed, a table, or log-normal discretised to 1..max_size (PARIS section V)."""
     q = scenario.workload.query_size
     if q.kind == "fixed":
         pmf = np.zeros(q.size)
         pmf[-1] = 1.0
         return pmf
+    if q.kind == "table":  # a measured or edited distribution, normalised
+        pmf = np.zeros(q.largest)
+        for k, p in q.table:
+            if k <= q.largest:
+                pmf[k - 1] += p
+        return pmf / pmf.sum()
     k = np.arange(1, q.max_size + 1, dtype=float)
     nd = NormalDist(q.mu, q.sigma)
     cdf = np.array([nd.cdf(math.log(x)) for x in np.concatenate([[0.5], k + 0.5])])

@@ -178,8 +178,7 @@ def _curve_at(book: ProfileBook, model, sku, partition, precision, length, lengt
 def _batch_cap(scenario: Scenario, knee: int, top: int) -> int:
     policy = scenario.batching.policy
     if policy == BatchingPolicy.NONE:
-        return min(top, scenario.workload.query_size.max_size
-                   if scenario.workload.query_size.kind == "lognormal" else scenario.workload.query_size.size)
+        return min(top, scenario.workload.query_size.largest)
     if policy == BatchingPolicy.PREBA:
         return min(top, knee)  # PREBA 4.3: Batch_max = Batch_knee
     want = scenario.batching.max_batch if scenario.batching.max_batch is not None else knee

@@ -85,7 +85,7 @@ def build_fpga_side(scenario: Scenario, book) -> GpuSide:
     ms, provenance = dedicated_ms(spec, scenario.model, book)
     svc = service_time(ms, ten.threads_per_accelerator, spec.sparsity)
     q = scenario.workload.query_size
-    top = q.max_size if q.kind == "lognormal" else q.size
+    top = q.largest
     table = svc.ms_per_request / 1e3 * np.arange(1, top + 1)  # q items back to back on one thread
     n = spec.model_threads if spec.model_threads is not None else ten.tenants
     per_acc, per_board = ten.threads_per_accelerator, ten.tenants_per_board
