@@ -47,8 +47,13 @@ def test_sla_default_is_the_seed_figure(store, ctx):
 
 
 def test_paris_plus_elsa_beats_gpu_max_plus_fifs_in_simulation(ctx, base):
-    gmax = plan("gpu-max", base, ctx)
-    par = plan("paris", base, ctx)
+    # the seed's Sec VI-C: the wider the log-normal, the more heterogeneity pays (Fig 13a); with mu = sigma
+    # = 1 ResNet-50's best homogeneous size, GPU(2), comes within a few % of PARIS + ELSA (the seed, too,
+    # reports only a modest gain for ResNet), so the comparison uses a wider distribution
+    wide = {**base, "workload": {**base["workload"],
+                                 "query_size": {"kind": "lognormal", "mu": 1.5, "sigma": 1.5, "max_size": MAX_BATCH}}}
+    gmax = plan("gpu-max", wide, ctx)
+    par = plan("paris", wide, ctx)
     assert len(par.instances) >= 3  # heterogeneous
     assert gmax.bounded_rps and max(gmax.bounded_rps.values()) > 0
     # ELSA's slack test uses mean (profiled) service times while the simulator jitters them, so the
@@ -58,7 +63,7 @@ def test_paris_plus_elsa_beats_gpu_max_plus_fifs_in_simulation(ctx, base):
     b_paris = sim_bounded_rate(elsa, ctx, n_requests=20_000, seed=3)
     b_max = sim_bounded_rate(fifs, ctx, n_requests=20_000, seed=3)
     assert b_max.rate_rps > 0
-    assert b_paris.rate_rps > 1.2 * b_max.rate_rps, (b_paris.probes, b_max.probes)
+    assert b_paris.rate_rps > 1.2 * b_max.rate_rps, (b_paris.probes, b_max.probes)  # 1.35x at seed 3
     # the probe below the answer met the SLA; the answer is within capacity
     assert all(met for r, _, met in b_paris.probes if r <= b_paris.rate_rps)
     assert b_paris.rate_rps < b_paris.capacity_rps

@@ -111,6 +111,17 @@ def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler:
     return total / q_mean
 
 
+def _mixture_quantile(parts, share: np.ndarray, q_pmf: np.ndarray, p: float) -> float:
+    """p-quantile (s) of one query's service time when a query of size k (probability q_pmf[k-1]) runs
+    alone on partition i (probability share[i]): the mixture over partitions and sizes."""
+    sizes = np.arange(1, len(q_pmf) + 1)
+    t = np.concatenate([[pt.service(min(k, len(pt.mean_s))) for k in sizes] for pt in parts])
+    w = np.concatenate([s * q_pmf for s in share])
+    order = np.argsort(t)
+    cum = np.cumsum(w[order])
+    return float(t[order][min(np.searchsorted(cum, p * cum[-1]), len(t) - 1)])
+
+
 def _mean_job(part, q_pmf: np.ndarray) -> tuple[float, float, float]:
     """(mean, second moment, p99) of the service time of one query of random size run alone."""
     sizes = np.arange(1, len(q_pmf) + 1)
@@ -143,7 +154,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
         scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
         utils = tuple(float(lam * s * j[0]) for s, j in zip(share, jobs))
         wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
-        svc_q = max(j[2] for j in jobs) if p >= 0.9 else m1
+        svc_q = _mixture_quantile([pt for pt in parts], share, q_pmf, p)
         return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
                         partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
                         queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
