@@ -143,3 +143,14 @@ def test_remembered_rate_points_match_a_fresh_context(store):
     fresh = [mean_and_sla(design(Context.from_store(store), rpc={"preset": p}), 2500.0) for p in presets]
     assert got == fresh
     assert got[0] != got[1]  # the presets' per-batch overheads differ, so their GPU sides do
+
+
+def test_text_model_with_default_cpu_preprocessing_gives_rpc_every_free_core(ctx):
+    ev = evaluate({"model": "bert-large", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["3g.40gb", "4g.40gb"]}}, ctx)
+    assert ev.bottleneck == "gpu" and ev.stage_capacity_rps["rpc"] > ev.capacity_rps > 1
+
+
+def test_gpu_decode_counts_every_gpu(ctx):
+    one, two = (evaluate({"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "count": n, "layout": ["1g.10gb"] * 7},
+                          "preprocessing": {"device": "gpu"}}, ctx) for n in (1, 2))
+    assert two.stage_capacity_rps["preprocess:gpu"] == pytest.approx(2 * one.stage_capacity_rps["preprocess:gpu"])

@@ -84,17 +84,28 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
 def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple, rpc_json: str):
     """The host side, shared by every design whose GPU side gives the same batch terms."""
     q, b, t1 = _batch_terms(scenario, design0)
-    layout = None if scenario.gpu is None else (scenario.gpu.layout or (scenario.gpu.layouts[0] if scenario.gpu.layouts
-                                                                         else None))
-    # only GPU decode depends on the layout, and only on which profiles it has, not where they sit
-    decode_on = (tuple(sorted(e.split("@")[0] for e in layout or ()))
-                 if scenario.preprocessing.device == PreprocessDevice.GPU else ())
+    # only GPU decode depends on the layout, and only on which profiles every GPU has, not where they sit
+    decode_on = (_decode_instances(scenario) if scenario.preprocessing.device == PreprocessDevice.GPU else ())
     # the host side depends on the GPU side only through these few numbers, so designs share it widely
     host_key = ("host", scenario.model, _accelerator_name(scenario), q, b, t1, design0.gpu.input_len, decode_on,
                 scenario.host, scenario.preprocessing, rpc_json)
     stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
     gpu = ctx.memo(("gpu+", gpu_key, overhead), lambda: with_overhead(design0.gpu, overhead))
     return stages, overhead, notes, gpu
+
+
+def _decode_instances(scenario: Scenario) -> tuple[str, ...]:
+    """The instances of every GPU (profile names; 'full' for a GPU without MIG layout), sorted."""
+    g = scenario.gpu
+    if g is None:
+        return ()
+    if g.layouts:
+        per = g.layouts
+    elif g.layout:
+        per = [g.layout] * g.count
+    else:
+        per = [["full"]] * g.count
+    return tuple(sorted(e.split("@")[0] for lay in per for e in lay))
 
 
 def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float]:
@@ -144,7 +155,9 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
             host_cpu_s=cpu_s, breakdown_s={**rpc.breakdown_s, "preprocess_cpu": pre.service_s},
             notes=rpc.notes + pre.notes))
     else:
-        rpc_cores = max(free - (pre_cores if pre_spec.device == PreprocessDevice.CPU else 0), 1e-9)
+        # a shared pool whose preprocessing costs nothing (a text model) leaves every free core to RPC
+        pre_pool = pre_cores if pre_spec.device == PreprocessDevice.CPU and not cpu_pool_shared else 0
+        rpc_cores = max(free - pre_pool, 1e-9)
         if rpc_cores < 1:
             notes.append("no host cores left for the RPC path after preprocessing")
         rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, rpc_cores,

@@ -229,12 +229,21 @@ def dpu_sizing(rate_items_per_s: float, ii_s: float, bytes_per_item: float, pcie
 
 
 def decode_partitions(gpu, layout: Optional[Sequence[str]] = None) -> list[DecodePartition]:
-    """DecodePartitions of a catalogue Gpu: its MIG layout (profile or profile@start), or the whole GPU."""
+    """DecodePartitions of a catalogue Gpu: its MIG layout (profile or profile@start; 'full' for a whole GPU),
+    or, with no layout, the whole GPU."""
+    whole = DecodePartition("full", max((p.jpeg for p in gpu.profiles), default=0),
+                            max((p.nvdec for p in gpu.profiles), default=0), 1.0)
     if not layout:
-        return [DecodePartition("full", max((p.jpeg for p in gpu.profiles), default=0),
-                                max((p.nvdec for p in gpu.profiles), default=0), 1.0)]
-    profiles = [gpu.profile(entry.split("@")[0]) for entry in layout]
-    return [DecodePartition(p.name, p.jpeg, p.nvdec, p.sm_count / gpu.sm_count) for p in profiles]
+        return [whole]
+    out = []
+    for entry in layout:  # 'full' stands for a whole GPU (MIG off) among several
+        name = entry.split("@")[0]
+        if name == "full":
+            out.append(whole)
+        else:
+            p = gpu.profile(name)
+            out.append(DecodePartition(p.name, p.jpeg, p.nvdec, p.sm_count / gpu.sm_count))
+    return out
 
 
 # --------------------------------------------------------------------------- the stage
