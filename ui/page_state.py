@@ -1,0 +1,115 @@
+"""State of the Preprocessing, RPC and Cost pages: where each starts, its link, and its cached engine call.
+
+Each page starts from the link's scenario (?s=) or else the Design page's current one, lets the user change a
+few fields, and writes the scenario it shows back to ?s=, so a copied link reproduces the view. The scenario
+a page started from is kept under '<page>_base' (not a widget key, so it survives reruns); Reset goes back to
+the Design page's current scenario. Engine calls are cached by scenario JSON and the store's data version.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import streamlit as st
+
+from engine.scenario import Scenario, ScenarioError, load_scenario
+from engine.urlstate import decode, encode
+from engine.views.cost import CostView, cost_defaults, cost_view
+from engine.views.preprocessing import PreprocessingView, preprocessing_view
+from engine.views.rpc import RpcView, rpc_view
+from ui.design_state import context
+from ui.scenarios import current_scenario
+from ui.session import get_store
+
+ToWidgets = Callable[[Scenario], dict]
+
+
+def _base_key(page: str) -> str:
+    return f"{page}_base"
+
+
+def _apply(page: str, scenario: Scenario, to_widgets: ToWidgets) -> None:
+    st.session_state[_base_key(page)] = scenario.to_json()
+    for key, value in to_widgets(scenario).items():
+        st.session_state[key] = value
+
+
+def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
+    """The scenario the page's widgets edit. On the page's first run in a session (its `marker` widget has no
+    state yet) the widgets are set from the link's scenario, else the Design page's. A scenario without GPUs
+    is returned as it is, widgets untouched: the page says it is about GPU servers."""
+    if marker not in st.session_state or _base_key(page) not in st.session_state:
+        scenario = current_scenario(book)
+        token = st.query_params.get("s")
+        if token:
+            try:
+                scenario = load_scenario(decode(token), book)
+            except ScenarioError as e:
+                st.error(f"The scenario in this link cannot be used: {e}")
+        if getattr(scenario, "gpu", None) is None:
+            return scenario
+        _apply(page, scenario, to_widgets)
+    return load_scenario(st.session_state[_base_key(page)], book)
+
+
+def reset(page: str, book, to_widgets: ToWidgets) -> None:
+    """Button callback (runs before the widgets exist, so their values can be set): the Design page's scenario."""
+    st.query_params.clear()
+    _apply(page, current_scenario(book), to_widgets)
+
+
+def publish(scenario: Scenario) -> None:
+    """Put the scenario the page shows into the URL."""
+    st.query_params["s"] = encode(scenario)
+
+
+def validate(data: dict, book) -> Optional[Scenario]:
+    """The widgets' scenario, or None after an st.error naming the field and value."""
+    try:
+        return load_scenario(data, book)
+    except ScenarioError as e:
+        st.error(f"These inputs are not valid: {e}")
+        return None
+
+
+# --------------------------------------------------------------------------- cached engine calls
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _preprocessing(scenario_json: str, version: tuple) -> PreprocessingView:
+    ctx = context()
+    return preprocessing_view(load_scenario(scenario_json, ctx.book), ctx)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _rpc(scenario_json: str, version: tuple) -> RpcView:
+    ctx = context()
+    return rpc_view(load_scenario(scenario_json, ctx.book), ctx)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _cost(scenario_json: str, version: tuple) -> CostView:
+    ctx = context()
+    return cost_view(load_scenario(scenario_json, ctx.book), ctx)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _defaults(scenario_json: str, version: tuple) -> dict:
+    ctx = context()
+    return cost_defaults(load_scenario(scenario_json, ctx.book), ctx)
+
+
+def preprocessing_cached(scenario: Scenario) -> PreprocessingView:
+    return _preprocessing(scenario.to_json(), get_store().version())
+
+
+def rpc_cached(scenario: Scenario) -> RpcView:
+    return _rpc(scenario.to_json(), get_store().version())
+
+
+def cost_cached(scenario: Scenario) -> CostView:
+    return _cost(scenario.to_json(), get_store().version())
+
+
+def defaults_cached(scenario: Scenario) -> dict:
+    """engine.views.cost.cost_defaults (price and power defaults with their sources) for the scenario's hardware."""
+    return _defaults(scenario.to_json(), get_store().version())
