@@ -18,6 +18,7 @@ pages = [
     st.Page("pages/rpc.py", title="RPC", icon=":material/lan:", url_path="rpc-path"),
     st.Page("pages/tenancy.py", title="Tenancy", icon=":material/apartment:", url_path="tenants"),
     st.Page("pages/cost.py", title="Cost", icon=":material/payments:", url_path="cost-model"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="reports"),
 ]
 page = st.navigation(pages)
 try:

@@ -162,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     from engine import cli_partition
 
     cli_partition.register(sub)
+    from engine import cli_report
+
+    cli_report.register(sub)
+    from engine import cli_scenarios
+
+    cli_scenarios.register(sub)
     return p
 
 

@@ -29,11 +29,12 @@ from engine.seedio import SeedError
 from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, ROOT, SCHEMA_VERSION, SEED_DIR, USER_TABLES,  # noqa: F401
                                 StoreError, _check_keys, _sql_type, build_database, load_seed, resolve_db_path,
                                 seed_hash)
+from engine.store.scenarios import SavedScenario, ScenarioNameError, ScenarioShelf
 
 log = logging.getLogger("kneepoint.store")
 
 __all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "ENV_DB", "resolve_db_path", "build_database",
-           "seed_hash", "load_seed"]
+           "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf"]
 
 
 # --------------------------------------------------------------------------- store
@@ -59,6 +60,8 @@ class Store:
         self.rebuilt_because: Optional[str] = None
         self._lock = threading.RLock()
         self._loaded_mtime: dict[str, float] = {}
+        #: named scenarios saved by users (list, save, get, rename, delete), beside the user rows
+        self.saved_scenarios = ScenarioShelf(self.user_dir)
         self._con = self._open()
         # close the DuckDB connection when the handle goes away or at exit (not at an arbitrary later GC)
         weakref.finalize(self, self._con.close)

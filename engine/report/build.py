@@ -1,0 +1,144 @@
+"""build_report(scenarios, ctx) -> Report: each design evaluated, its load curve and the profiles it used.
+
+The Report is plain, frozen data; engine.report.html renders it, engine.report.tables flattens it into
+the CSV/Parquet tables, and engine.report.readback recovers its scenarios from the HTML or JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from engine.analytic import Context, Evaluation, build_design, capacity, evaluate_design, mean_and_sla
+from engine.report.provenance import ProfileUse, profiles_used
+from engine.scenario import Scenario, load_scenario
+
+ENGINE_VERSION = "0.8"  # bump when results for the same scenario and data change
+REPORT_SCHEMA = "kneepoint.report/1"
+CURVE_POINTS = 40  # the Design page's latency-vs-load curve: 40 rates up to capacity
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+class LoadCurve(BaseModel):
+    """Analytic mean and tail latency (ms) at rates up to capacity (the Design page's curve)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rates_rps: tuple[float, ...]
+    mean_ms: tuple[float, ...]
+    tail_ms: tuple[float, ...]
+    percentile: float
+
+
+class DesignResult(BaseModel):
+    """One design of a report: its scenario, evaluation, load curve and the latency profiles it used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scenario: Scenario
+    evaluation: Evaluation
+    curve: LoadCurve
+    profiles: tuple[ProfileUse, ...]
+
+
+class Report(BaseModel):
+    """A report over one or more designs, with what is needed to reproduce it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    created: str  # ISO 8601, UTC
+    engine_version: str
+    seed_hash: str  # engine.store.seed_hash of the seed tables the store was built from
+    user_rows: dict[str, int]  # the user's own rows per table (imports, profiler output) beside the seed
+    designs: tuple[DesignResult, ...]
+
+    @property
+    def scenarios(self) -> list[Scenario]:
+        return [d.scenario for d in self.designs]
+
+
+def engine_version(root: Path = _ROOT) -> str:
+    """ENGINE_VERSION, with the checkout's git commit when there is one (read from .git, no subprocess)."""
+    head = root / ".git" / "HEAD"
+    try:
+        ref = head.read_text().strip()
+        if ref.startswith("ref: "):
+            name = ref[5:]
+            loose = root / ".git" / name
+            if loose.exists():
+                ref = loose.read_text().strip()
+            else:
+                packed = (root / ".git" / "packed-refs").read_text().splitlines()
+                ref = next(line.split()[0] for line in packed if line.endswith(" " + name))
+        return f"{ENGINE_VERSION} (git {ref[:10]})"
+    except (OSError, StopIteration, IndexError):
+        return ENGINE_VERSION
+
+
+def unique_names(scenarios: list[Scenario]) -> list[Scenario]:
+    """The scenarios, a repeated name numbered ('x (2)'), so every table row names one design."""
+    seen: set[str] = set()
+    out = []
+    for sc in scenarios:
+        name, k = sc.name, 2
+        while name in seen:
+            name, k = f"{sc.name} ({k})", k + 1
+        seen.add(name)
+        out.append(sc if name == sc.name else sc.model_copy(update={"name": name}))
+    return out
+
+
+def _labelled(e: ValueError, index: int, name: Optional[str]) -> ValueError:
+    """The same error, its message prefixed with which scenario of the report it is about."""
+    msg = f"scenario {index}" + (f" ({name!r})" if name else "") + f": {e}"
+    try:
+        return type(e)(msg)
+    except TypeError:  # an error class with its own constructor
+        return ValueError(msg)
+
+
+def load_curve(design, percentile: float, points: int = CURVE_POINTS) -> LoadCurve:
+    """Mean and SLA-percentile latency at `points` rates from capacity/points to just below capacity."""
+    cap = capacity(design)[0]
+    if not (math.isfinite(cap) and cap > 0):
+        return LoadCurve(rates_rps=(), mean_ms=(), tail_ms=(), percentile=percentile)
+    rates = [float(r) for r in np.linspace(cap / points, cap * 0.995, points)]
+    pts = [mean_and_sla(design, r) for r in rates]
+    return LoadCurve(rates_rps=tuple(rates), mean_ms=tuple(p[0] * 1e3 for p in pts),
+                     tail_ms=tuple(p[1] * 1e3 for p in pts), percentile=percentile)
+
+
+def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_hash: str,
+                 title: str = "Kneepoint design report", user_rows: Optional[dict[str, int]] = None,
+                 created: Optional[datetime] = None) -> Report:
+    """Evaluate every scenario (validated against ctx's book) and collect what the report shows.
+
+    Raises engine.scenario.ScenarioError for an invalid scenario, naming it and the field."""
+    if not scenarios:
+        raise ValueError("a report needs at least one scenario")
+    valid = []
+    for i, sc in enumerate(scenarios, start=1):
+        try:
+            valid.append(load_scenario(sc, ctx.book))
+        except ValueError as e:
+            label = getattr(sc, "name", None) or (sc.get("name") if isinstance(sc, dict) else None)
+            raise _labelled(e, i, label) from None
+    designs = []
+    for i, sc in enumerate(unique_names(valid), start=1):
+        try:
+            design = build_design(sc, ctx)
+            ev = evaluate_design(design, ctx)
+            designs.append(DesignResult(scenario=sc, evaluation=ev, curve=load_curve(design, ev.sla["percentile"]),
+                                        profiles=profiles_used(sc, design, ctx.book)))
+        except ValueError as e:  # ProfileError and kin: a question the profiles cannot answer
+            raise _labelled(e, i, sc.name) from None
+    when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
+    return Report(title=title.strip() or "Kneepoint design report", created=when.isoformat(),
+                  engine_version=engine_version(), seed_hash=seed_hash, user_rows=dict(user_rows or {}),
+                  designs=tuple(designs))

@@ -1,0 +1,44 @@
+"""The Design page's charts of each design in a report (engine.design_charts), keyed for files and HTML ids."""
+
+from __future__ import annotations
+
+import re
+
+import plotly.graph_objects as go
+
+from engine.design_charts import breakdown_bar, latency_vs_load, utilization_bar
+from engine.report.build import DesignResult, Report
+
+FIGURE_KINDS = ("latency_vs_load", "breakdown", "utilization")
+FIGURE_TITLES = {"latency_vs_load": "Tail latency against load", "breakdown": "Where the time goes",
+                 "utilization": "Utilisation"}
+
+
+def design_figures(d: DesignResult) -> dict[str, go.Figure]:
+    """The latency-vs-load curve, latency breakdown and utilisation of one design, by kind."""
+    ev, c = d.evaluation, d.curve
+    return {
+        "latency_vs_load": latency_vs_load(list(c.rates_rps), list(c.mean_ms), list(c.tail_ms), c.percentile,
+                                           ev.sla["latency_ms"], ev.rate_rps),
+        "breakdown": breakdown_bar(ev.breakdown_ms, title=d.scenario.name),
+        "utilization": utilization_bar(ev.utilization),
+    }
+
+
+def slug(text: str) -> str:
+    """A file- and id-safe form of a design name."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "design"
+
+
+def figure_id(index: int, d: DesignResult, kind: str) -> str:
+    """'01-resnet-50-on-7-x-1g-a100-latency_vs_load': unique within a report (the index), readable (the name)."""
+    return f"{index + 1:02d}-{slug(d.scenario.name)}-{kind}"
+
+
+def report_figures(report: Report) -> dict[str, go.Figure]:
+    """Every figure of the report by figure_id, in design order."""
+    out = {}
+    for i, d in enumerate(report.designs):
+        for kind, fig in design_figures(d).items():
+            out[figure_id(i, d, kind)] = fig
+    return out

@@ -1,0 +1,158 @@
+"""A report's result tables, as written to CSV and Parquet (one file per table, same columns in both).
+
+Every table is long ("tidy"): one row per design and item, the design named in `scenario` (names are
+unique within a report). Times are ms, rates requests/s, money USD. An unstable design's latencies are
+inf. CSV: UTF-8, header row, empty cell = no value. The columns, in order:
+
+- designs: scenario, model, hardware, rate_rps, stable, unstable_reason, capacity_rps, bottleneck,
+  sla_percentile, sla_latency_ms, latency_at_rate_ms, sla_met, sla_bounded_rps, mean_ms, p50_ms,
+  p95_ms, p99_ms, tco_usd, queries_per_usd, queries_per_joule
+  (headline metrics; latency_at_rate_ms is the SLA-percentile latency at the offered load rate_rps)
+- inputs: scenario, field, value
+  (every scenario field as a dotted path, e.g. gpu.layout or workload.arrival.rate_rps; value is JSON)
+- load_curve: scenario, rate_rps, mean_ms, tail_ms, percentile
+  (analytic latency against offered load up to capacity; tail_ms at the SLA percentile)
+- breakdown: scenario, component, mean_ms
+  (mean time per request in each component)
+- utilization: scenario, resource, utilization
+  (offered load over capacity per stage; busy fraction per partition 'gpu:<label>')
+- partitions: scenario, label, partition, provenance, batch_max, knee_batch, time_knee_ms, batch,
+  service_ms, utilization
+  (every GPU instance: Batch_max, the knee, the mean batch at the offered load and its service time)
+- host_cpu: scenario, consumer, cores
+  (host CPU cores used per consumer, and the used, free-for-serving and reserved totals)
+- cost: scenario, item, value, unit
+  (CAPEX by item, OPEX, TCO, queries per USD and per joule, wall power, over cost.years)
+- provenance: scenario, partition, instances, profile_kind, series, reference, sm_ratio,
+  fit_rms_rel_error, cross_gpu, batch, input_len, point_kind, mean_ms, source, measured_on
+  (one row per stored latency point behind each partition's profile: its own points when measured or
+  published, the reference series' points when derived, with the slice-law SM ratio and fit error)
+- notes: scenario, note
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+
+from engine.report.build import DesignResult, Report
+
+TABLE_NAMES = ("designs", "inputs", "load_curve", "breakdown", "utilization", "partitions", "host_cpu", "cost",
+               "provenance", "notes")
+
+
+def hardware(scenario) -> str:
+    """The accelerators in a few words ('1 x A100-SXM4-80GB: 1g.10gb x 7'); tolerates a GPU-less backend."""
+    gpu = getattr(scenario, "gpu", None)
+    if gpu is None:
+        other = next((getattr(scenario, n) for n in ("fpga",) if getattr(scenario, n, None) is not None), None)
+        if other is None:
+            return "no accelerator"
+        d = other.model_dump(mode="json")
+        return "FPGA " + ", ".join(f"{k}={v}" for k, v in d.items() if v is not None and not isinstance(v, (dict, list)))
+    if gpu.shares:
+        part = "GPU% " + " + ".join(f"{s:g}" for s in gpu.shares)
+    elif gpu.layouts:
+        part = "; ".join(" + ".join(l) for l in gpu.layouts)
+    elif gpu.layout:
+        counts: dict[str, int] = {}
+        for p in gpu.layout:
+            counts[p.split("@")[0]] = counts.get(p.split("@")[0], 0) + 1
+        part = " + ".join(f"{k} x {v}" if v > 1 else k for k, v in counts.items())
+    else:
+        part = "whole GPU"
+    return f"{gpu.count} x {gpu.sku}: {part}"
+
+
+def _flatten(data, prefix: str = "") -> list[tuple[str, str]]:
+    if isinstance(data, dict) and data:
+        out = []
+        for k, v in data.items():
+            out += _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+        return out
+    return [(prefix, json.dumps(data))]
+
+
+def _design_row(d: DesignResult) -> dict:
+    ev, sc = d.evaluation, d.scenario
+    lat, cost = ev.latency_ms, ev.cost
+    return {"scenario": sc.name, "model": sc.model, "hardware": hardware(sc), "rate_rps": ev.rate_rps,
+            "stable": ev.stable, "unstable_reason": ev.unstable_reason, "capacity_rps": ev.capacity_rps,
+            "bottleneck": ev.bottleneck, "sla_percentile": ev.sla.get("percentile"),
+            "sla_latency_ms": ev.sla.get("latency_ms"), "latency_at_rate_ms": ev.sla.get("latency_at_rate_ms"),
+            "sla_met": ev.sla.get("met"), "sla_bounded_rps": ev.sla_bounded_rps, "mean_ms": lat.get("mean"),
+            "p50_ms": lat.get("p50"), "p95_ms": lat.get("p95"), "p99_ms": lat.get("p99"),
+            "tco_usd": cost.get("tco_usd"), "queries_per_usd": cost.get("queries_per_usd"),
+            "queries_per_joule": cost.get("queries_per_joule")}
+
+
+def _unit(item: str) -> str:
+    if item.endswith("_usd") or item.startswith("capex:"):
+        return "USD"
+    return {"queries_per_usd": "queries/USD", "queries_per_joule": "queries/J", "wall_power_w": "W",
+            "throughput_rps": "requests/s", "years": "years"}.get(item, "")
+
+
+def _frame(rows: list[dict], table: str) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS[table])
+
+
+COLUMNS = {
+    "designs": ["scenario", "model", "hardware", "rate_rps", "stable", "unstable_reason", "capacity_rps",
+                "bottleneck", "sla_percentile", "sla_latency_ms", "latency_at_rate_ms", "sla_met", "sla_bounded_rps",
+                "mean_ms", "p50_ms", "p95_ms", "p99_ms", "tco_usd", "queries_per_usd", "queries_per_joule"],
+    "inputs": ["scenario", "field", "value"],
+    "load_curve": ["scenario", "rate_rps", "mean_ms", "tail_ms", "percentile"],
+    "breakdown": ["scenario", "component", "mean_ms"],
+    "utilization": ["scenario", "resource", "utilization"],
+    "partitions": ["scenario", "label", "partition", "provenance", "batch_max", "knee_batch", "time_knee_ms", "batch",
+                   "service_ms", "utilization"],
+    "host_cpu": ["scenario", "consumer", "cores"],
+    "cost": ["scenario", "item", "value", "unit"],
+    "provenance": ["scenario", "partition", "instances", "profile_kind", "series", "reference", "sm_ratio",
+                   "fit_rms_rel_error", "cross_gpu", "batch", "input_len", "point_kind", "mean_ms", "source",
+                   "measured_on"],
+    "notes": ["scenario", "note"],
+}
+
+
+def report_tables(report: Report) -> dict[str, pd.DataFrame]:
+    """Every table of the module docstring, in TABLE_NAMES order."""
+    rows: dict[str, list[dict]] = {t: [] for t in TABLE_NAMES}
+    for d in report.designs:
+        name, ev = d.scenario.name, d.evaluation
+        rows["designs"].append(_design_row(d))
+        rows["inputs"] += [{"scenario": name, "field": f, "value": v}
+                           for f, v in _flatten(d.scenario.model_dump(mode="json", by_alias=True))]
+        rows["load_curve"] += [{"scenario": name, "rate_rps": r, "mean_ms": m, "tail_ms": t,
+                                "percentile": d.curve.percentile}
+                               for r, m, t in zip(d.curve.rates_rps, d.curve.mean_ms, d.curve.tail_ms)]
+        rows["breakdown"] += [{"scenario": name, "component": k, "mean_ms": v} for k, v in ev.breakdown_ms.items()]
+        rows["utilization"] += [{"scenario": name, "resource": k, "utilization": v} for k, v in ev.utilization.items()]
+        rows["partitions"] += [{"scenario": name, **{c: p.get(c) for c in COLUMNS["partitions"][1:]}}
+                               for p in ev.partitions]
+        rows["host_cpu"] += [{"scenario": name, "consumer": k.replace(" (cores)", ""), "cores": v}
+                             for k, v in ev.host_cpu.items()]
+        rows["cost"] += [{"scenario": name, "item": k, "value": v, "unit": _unit(k)} for k, v in ev.cost.items()]
+        for u in d.profiles:
+            head = {"scenario": name, "partition": u.partition, "instances": u.instances,
+                    "profile_kind": u.provenance, "series": u.series, "reference": u.reference,
+                    "sm_ratio": u.sm_ratio, "fit_rms_rel_error": u.fit_rms_rel_error, "cross_gpu": u.cross_gpu}
+            rows["provenance"] += [{**head, "batch": p.batch, "input_len": p.input_len, "point_kind": p.kind,
+                                    "mean_ms": p.mean_ms, "source": p.source, "measured_on": p.measured_on}
+                                   for p in u.points]
+        rows["notes"] += [{"scenario": name, "note": n} for n in ev.notes]
+    return {t: _frame(rows[t], t) for t in TABLE_NAMES}
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """UTF-8 CSV with a header; floats in their shortest round-tripping form, inf as 'inf'."""
+    return frame.to_csv(index=False, na_rep="").encode()
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
