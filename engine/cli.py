@@ -168,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     from engine import cli_scenarios
 
     cli_scenarios.register(sub)
+    from engine import cli_search
+
+    cli_search.register(sub)
     return p
 
 
