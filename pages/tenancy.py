@@ -51,6 +51,9 @@ if "ten_model" not in st.session_state:  # first run: the link's view, else from
         except ScenarioError as e:
             st.error(f"The view in this link cannot be used: {e}")
 
+for k, v in _defaults().items():  # a widget skipped by an earlier st.stop() lost its state: restore it
+    st.session_state.setdefault(k, v)
+
 c = st.columns([2, 2, 2, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="ten_model")
 c[1].selectbox("GPU for MIG", MIG_GPUS, key="ten_mig_gpu")

@@ -56,6 +56,8 @@ def test_buffer_changes_the_memory_fit(tenancy):
 def test_invalid_deadline_is_explained(tenancy):
     tenancy.number_input(key="ten_deadline").set_value(0.0).run()
     assert not tenancy.exception and any("Deadline" in e.value for e in tenancy.error)
+    tenancy.number_input(key="ten_deadline").set_value(30.0).run()  # widgets skipped by the stop come back
+    assert not tenancy.exception and len(tenancy.get("plotly_chart")) == 5
 
 
 def test_link_round_trip_and_reset(tenancy):

@@ -1,0 +1,131 @@
+"""The Partitioning page's question: PARIS against homogeneous and random partitions, on one server.
+
+`partition_study` plans every policy (engine.partition.plan) for a seed-like base scenario and rates
+each analytically: capacity and latency-bounded (SLA-bounded) throughput under FIFS. The analytic
+engine does not model ELSA's size-aware routing (it prices ELSA as FIFS), so ELSA against FIFS is
+answered by the simulator on demand: `simulate_study` bisects each policy's latency-bounded
+throughput under both schedulers (engine.partition.bounded, PARIS/ELSA seed Sec VI-B).
+Rates in requests/s, times in ms.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.analytic import build_design, capacity, sla_bounded_rate
+from engine.partition.bounded import sim_bounded_rate
+from engine.partition.pack import PackingError
+from engine.partition.paris import ParisResult
+from engine.partition.plan import PartitionPolicy, batch_dist, plan, seed_sla_ms
+from engine.profiles import ProfileError
+from engine.scenario import Scenario, ScenarioError, load_scenario
+
+STUDY_POLICIES = ("gpu1", "gpu2", "gpu3", "gpu4", "gpu7", "gpu-max", "random", "paris")
+SIM_SCHEDULERS = ("fifs", "elsa")
+
+
+class PolicyRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    policy: str
+    instances: dict[str, int]
+    gpus_used: int
+    gpcs_used: int
+    layouts: list[list[str]]
+    scenario: dict
+    capacity_rps: float
+    bounded_fifs_rps: float  # analytic latency-bounded throughput with FIFS
+    notes: list[str]
+
+
+class PartitionStudy(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sku: str
+    gpus: int
+    max_gpcs: int
+    dist: dict[int, float]  # batch-size PDF
+    sla_ms: float
+    percentile: float
+    paris: Optional[ParisResult]
+    rows: list[PolicyRow]
+    skipped: dict[str, str]  # policy -> why it has no row
+
+
+class SimRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    policy: str
+    scheduler: str
+    bounded_rps: float
+    capacity_rps: float
+    probes: list[tuple[float, float, bool]]
+
+
+def seed_like_scenario(book, model: str, sku: str, gpus: int, query_size: dict, sla_ms: Optional[float] = None,
+                       percentile: float = 95.0) -> dict:
+    """The seed's evaluation set-up (Sec V) as scenario data: each query runs at its own size (no batching
+    across queries), no preprocessing and a local RPC path so the GPUs decide, and SLA = 1.5 x GPU(7)'s
+    latency at the largest batch unless `sla_ms` is given."""
+    sla = sla_ms if sla_ms else seed_sla_ms(book, model, sku, max_batch=_largest(query_size))
+    return {"name": f"{model} on {gpus} x {sku}", "model": model, "gpu": {"sku": sku, "count": gpus},
+            "batching": {"policy": "none"}, "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
+            "workload": {"query_size": query_size, "sla": {"latency_ms": sla, "percentile": percentile}}}
+
+
+def _largest(query_size: dict) -> int:
+    from engine.scenario import QuerySizeSpec
+
+    return QuerySizeSpec.model_validate(query_size).largest
+
+
+def partition_study(base: Scenario, ctx, max_gpcs: Optional[int] = None, seed: int = 0,
+                    policies=STUDY_POLICIES) -> PartitionStudy:
+    """Plan and rate (analytically, FIFS) every policy on the base scenario's GPUs."""
+    rows, skipped, paris_res = [], {}, None
+    for name in policies:
+        try:
+            p = plan(name, base, ctx, max_gpcs=max_gpcs, seed=seed)
+            sc = load_scenario({**p.scenario, "scheduler": {"policy": "fifs"}}, ctx.book)
+            d = build_design(sc, ctx)
+            rows.append(PolicyRow(policy=name, instances=p.instances, gpus_used=p.gpus_used, gpcs_used=p.gpcs_used,
+                                  layouts=p.layouts, scenario=p.scenario, capacity_rps=capacity(d)[0],
+                                  bounded_fifs_rps=sla_bounded_rate(d), notes=list(p.notes)))
+            if p.paris is not None:
+                paris_res = p.paris
+        except (PackingError, ProfileError, ScenarioError, ValueError) as e:
+            skipped[name] = str(e)
+    if not rows:
+        raise PackingError("no partitioning policy can serve this scenario: "
+                           + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    d0 = build_design(load_scenario(rows[0].scenario, ctx.book), ctx)
+    gpu = ctx.book.gpu(base.gpu.sku)
+    return PartitionStudy(sku=gpu.sku, gpus=base.gpu.count,
+                          max_gpcs=max_gpcs or base.gpu.count * gpu.compute_slices, dist=batch_dist(base),
+                          sla_ms=d0.sla_s * 1e3, percentile=d0.sla_percentile * 100, paris=paris_res, rows=rows,
+                          skipped=skipped)
+
+
+def simulate_study(study: PartitionStudy, ctx, policies=("gpu-max", "random", "paris"),
+                   schedulers=SIM_SCHEDULERS, n_requests: int = 10_000, seed: int = 0, alpha: float = 1.5,
+                   progress: Optional[Callable[[float], None]] = None) -> list[SimRow]:
+    """Simulated latency-bounded throughput of the chosen policies under each scheduler.
+
+    ELSA gets slack margin `alpha` (seed Sec IV-C, eq. 2): its predictor uses profiled means while the
+    simulated service times vary, so alpha > 1 keeps it from queueing work right up to the SLA.
+    """
+    chosen = [r for r in study.rows if r.policy in policies]
+    unknown = set(policies) - {p.value for p in PartitionPolicy}
+    if unknown:
+        raise PackingError(f"unknown policies {sorted(unknown)}; valid: {', '.join(p.value for p in PartitionPolicy)}")
+    out, jobs = [], [(r, s) for r in chosen for s in schedulers]
+    for k, (row, sched) in enumerate(jobs):
+        spec = {"policy": sched, "alpha": alpha} if sched == "elsa" else {"policy": sched}
+        b = sim_bounded_rate({**row.scenario, "scheduler": spec}, ctx, n_requests=n_requests, seed=seed)
+        out.append(SimRow(policy=row.policy, scheduler=sched, bounded_rps=b.rate_rps, capacity_rps=b.capacity_rps,
+                          probes=b.probes))
+        if progress:
+            progress((k + 1) / len(jobs))
+    return out

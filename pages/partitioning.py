@@ -1,0 +1,152 @@
+"""Partitioning: PARIS against homogeneous and random MIG partitions, packed into valid layouts."""
+
+import pandas as pd
+import streamlit as st
+
+from engine.catalog import validate_layout
+from engine.design_charts import slot_diagram
+from engine.partition.pack import PackingError
+from engine.partition_charts import batch_pdf, bounded_bars
+from engine.profiles import ProfileError
+from engine.scenario import ScenarioError, load_scenario
+from engine.urlstate import decode_view, encode_view
+from ui.design_form import pairs
+from ui.partition_state import sim_cached, study_cached
+from ui.scenarios import current_scenario
+from ui.session import get_book
+
+book = get_book()
+st.title("Partitioning")
+st.caption("PARIS (Algorithm 1) sizes heterogeneous MIG partitions to the batch-size distribution; here it is "
+           "packed into valid layouts and rated against every homogeneous size, the best of them (GPU(max)) and "
+           "a random heterogeneous partition. Set-up as in the PARIS/ELSA seed: each query runs at its own size.")
+
+MIG_GPUS = [s for s in book.catalog.skus if book.catalog.gpu(s).mig_capable]
+KEYS = ("par_model", "par_gpu", "par_count", "par_gpcs", "par_dist", "par_mu", "par_sigma", "par_max", "par_table",
+        "par_sla", "par_pct", "par_seed", "par_alpha", "par_n")
+
+
+def _defaults() -> dict:
+    s = current_scenario(book)
+    sku = s.gpu.sku if s.gpu is not None and s.gpu.sku in MIG_GPUS else MIG_GPUS[0]
+    return {"par_model": s.model, "par_gpu": sku, "par_count": 4, "par_gpcs": 0, "par_dist": "log-normal",
+            "par_mu": 1.0, "par_sigma": 1.0, "par_max": 32, "par_table": "1:0.2, 2:0.2, 3:0.4, 4:0.2",
+            "par_sla": 0.0, "par_pct": 95.0, "par_seed": 0, "par_alpha": 1.5, "par_n": 10_000}
+
+
+def _apply(values: dict) -> None:
+    for k in KEYS:
+        if k in values:
+            st.session_state[k] = values[k]
+
+
+def _reset() -> None:
+    st.query_params.pop("p", None)
+    _apply(_defaults())
+
+
+if "par_model" not in st.session_state:
+    _apply(_defaults())
+    token = st.query_params.get("p")
+    if token:
+        try:
+            _apply(decode_view(token))
+        except ScenarioError as e:
+            st.error(f"The view in this link cannot be used: {e}")
+
+for k, v in _defaults().items():  # a widget skipped by an earlier st.stop() lost its state: restore it
+    st.session_state.setdefault(k, v)
+
+c = st.columns([2, 2, 1, 1, 1])
+c[0].selectbox("Model", sorted(book.model_names), key="par_model")
+c[1].selectbox("GPU", MIG_GPUS, key="par_gpu")
+c[2].number_input("GPUs", 1, 16, key="par_count")
+c[3].number_input("GPC budget (0 = all)", 0, 16 * 7, key="par_gpcs", help="compute slices PARIS may use")
+c[4].button("Reset", key="par_reset", on_click=_reset)
+c = st.columns([1.3, 1, 1, 1, 2, 1.6])
+c[0].radio("Batch sizes", ["log-normal", "table"], key="par_dist")
+lognormal = st.session_state["par_dist"] == "log-normal"  # both kinds stay drawn so neither loses its values
+c[1].number_input("mu", -2.0, 6.0, key="par_mu", disabled=not lognormal,
+                  help="log-normal location of the query size (PARIS Sec V)")
+c[2].number_input("sigma", 0.05, 4.0, key="par_sigma", disabled=not lognormal)
+c[3].number_input("largest batch", 1, 256, key="par_max", disabled=not lognormal)
+c[4].text_input("Table: size:probability, comma-separated", key="par_table", disabled=lognormal)
+c[5].number_input("SLA ms (0 = 1.5 x GPU(7) at the largest batch)", 0.0, 1e5, key="par_sla")
+with st.expander("Tail percentile, random seed, simulation"):
+    c = st.columns(4)
+    c[0].number_input("SLA percentile", 50.0, 99.99, key="par_pct")
+    c[1].number_input("Seed (random partition, simulation)", 0, 2**31 - 1, key="par_seed")
+    c[2].number_input("ELSA alpha (slack margin)", 1.0, 5.0, key="par_alpha")
+    c[3].number_input("Requests per simulated probe", 2_000, 200_000, step=2_000, key="par_n")
+st.query_params["p"] = encode_view({k: st.session_state[k] for k in KEYS})
+
+w = st.session_state
+query = ({"kind": "lognormal", "mu": float(w["par_mu"]), "sigma": float(w["par_sigma"]), "max_size": int(w["par_max"])}
+         if w["par_dist"] == "log-normal" else {"kind": "table", "table": pairs(w["par_table"])})
+try:
+    from engine.partition.study import seed_like_scenario
+
+    base = load_scenario(seed_like_scenario(book, w["par_model"], w["par_gpu"], int(w["par_count"]), query,
+                                            float(w["par_sla"]) or None, float(w["par_pct"])), book)
+except (ScenarioError, ProfileError, ValueError) as e:
+    st.error(f"These inputs are not valid: {e}")
+    st.stop()
+max_gpcs = int(w["par_gpcs"]) or None
+try:
+    study = study_cached(base.to_json(), max_gpcs, int(w["par_seed"]))
+except (PackingError, ProfileError, ScenarioError, ValueError) as e:
+    st.error(f"No partitioning can be planned: {e}")
+    st.stop()
+
+by = {r.policy: r for r in study.rows}
+best_homog = max((r for r in study.rows if r.policy.startswith("gpu") and r.policy != "gpu-max"),
+                 key=lambda r: r.bounded_fifs_rps, default=None)
+m = st.columns(4)
+m[0].metric("SLA", f"p{study.percentile:g} <= {study.sla_ms:.2f} ms")
+if "paris" in by:
+    m[1].metric("PARIS partition", " + ".join(f"{n} x {p}" for p, n in by["paris"].instances.items()))
+    m[2].metric("PARIS GPCs", f"{by['paris'].gpcs_used} of {study.max_gpcs}")
+if "gpu-max" in by:
+    m[3].metric("GPU(max)", " + ".join(f"{n} x {p}" for p, n in by["gpu-max"].instances.items()))
+
+c = st.columns(2)
+with c[0]:
+    st.subheader("Batch sizes")
+    st.plotly_chart(batch_pdf(study.dist, study.paris.knees if study.paris else None), key="par_pdf")
+    st.caption("The share of queries of each size; dotted lines are the partitions' utilisation knees, which split "
+               "the sizes into the ranges PARIS serves on each partition (Algorithm 1).")
+with c[1]:
+    st.subheader("Latency-bounded throughput")
+    sim_key = (base.to_json(), max_gpcs, int(w["par_seed"]), int(w["par_n"]), float(w["par_alpha"]))
+    held = st.session_state.get("par_sim_result")
+    sim = held[1] if held and held[0] == sim_key else None
+    chart = st.empty()
+    chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
+    if st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim"):
+        bar = st.progress(0.0, text="simulating...")
+        sim = sim_cached(*sim_key, progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}"))
+        st.session_state["par_sim_result"] = (sim_key, sim)
+        bar.empty()
+        chart.plotly_chart(bounded_bars(study, sim), key="par_bars_sim")
+    st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
+               "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
+               "simulator under each scheduler.")
+
+st.subheader("Policies")
+table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" for p, n in r.instances.items()),
+                       "GPUs used": r.gpus_used, "GPCs used": r.gpcs_used, "capacity (req/s)": round(r.capacity_rps),
+                       "latency-bounded, FIFS analytic (req/s)": round(r.bounded_fifs_rps),
+                       **({f"{s.scheduler.upper()} simulated (req/s)": round(s.bounded_rps) for s in sim or []
+                           if s.policy == r.policy})} for r in study.rows])
+st.dataframe(table, hide_index=True, key="par_table_out")
+for name, why in study.skipped.items():
+    st.caption(f"{name}: {why}")
+
+st.subheader("Packed layouts")
+show = st.selectbox("Policy", [r.policy for r in study.rows], index=[r.policy for r in study.rows].index("paris")
+                    if "paris" in by else 0, key="par_show")
+gpu = book.catalog.gpu(study.sku)
+st.plotly_chart(slot_diagram(gpu, [validate_layout(gpu, lay) for lay in by[show].layouts]), key="par_slots")
+st.caption("Each GPU's MIG layout as placed: every instance sits at a start slot the MIG placement rules allow.")
+for note in by[show].notes:
+    st.caption(note)

@@ -1,0 +1,31 @@
+"""Cached engine calls for the Partitioning page (keyed by the base scenario's JSON and the data version)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.partition.study import partition_study, simulate_study
+from engine.scenario import load_scenario
+from ui.design_state import _ctx
+from ui.session import get_store
+
+
+@st.cache_data(max_entries=32, show_spinner="Planning every partitioning policy...")
+def _study(base_json: str, max_gpcs, seed: int, version: tuple):
+    ctx = _ctx(version)
+    return partition_study(load_scenario(base_json, ctx.book), ctx, max_gpcs=max_gpcs, seed=seed)
+
+
+def study_cached(base_json: str, max_gpcs, seed: int):
+    return _study(base_json, max_gpcs, seed, get_store().version())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _sim(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float, version: tuple, _progress=None):
+    ctx = _ctx(version)
+    study = _study(base_json, max_gpcs, seed, version)
+    return simulate_study(study, ctx, n_requests=n_requests, seed=seed, alpha=alpha, progress=_progress)
+
+
+def sim_cached(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float, progress=None):
+    return _sim(base_json, max_gpcs, seed, n_requests, alpha, get_store().version(), _progress=progress)
