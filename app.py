@@ -13,12 +13,12 @@ st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layo
 pages = [
     st.Page("pages/design.py", title="Design", icon=":material/tune:", url_path="designer", default=True),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare-designs"),
-    st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
     st.Page("pages/partitioning.py", title="Partitioning", icon=":material/grid_view:", url_path="partition-plans"),
     st.Page("pages/preprocessing.py", title="Preprocessing", icon=":material/memory:", url_path="preprocessing-view"),
     st.Page("pages/rpc.py", title="RPC", icon=":material/lan:", url_path="rpc-path"),
     st.Page("pages/tenancy.py", title="Tenancy", icon=":material/apartment:", url_path="tenants"),
     st.Page("pages/cost.py", title="Cost", icon=":material/payments:", url_path="cost-model"),
+    st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="reports"),
 ]
 page = st.navigation(pages)
