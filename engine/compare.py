@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -127,3 +127,34 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0) -> Compa
     deltas = [{k: _delta(r[k], base[k]) for k in RESULTS} for r in results]
     return Comparison(names=[s.name for s in scenarios], baseline=baseline, percentile=pcts, sla_ms=slas,
                       inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)
+
+
+class SimulatedBound(BaseModel):
+    """A design's latency-bounded throughput found with the simulator (engine.partition.bounded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    bounded_rps: float
+    capacity_rps: float
+    requests_per_probe: int
+    seed: int
+
+
+def simulate_bounds(scenarios: list[Scenario], ctx: Context, n_requests: int = 10_000, seed: int = 0,
+                    progress: Optional[Callable[[float], None]] = None) -> list[SimulatedBound]:
+    """Each design's largest load whose simulated SLA-percentile latency meets its SLA (bisection on the
+    load, common random numbers across probes); what the analytic engine cannot judge (ELSA's routing,
+    heavy tails) the simulator does."""
+    from engine.partition.bounded import sim_bounded_rate
+
+    if not scenarios:
+        raise CompareError("nothing to simulate: pin at least one design")
+    out = []
+    for i, s in enumerate(scenarios):
+        b = sim_bounded_rate(s, ctx, n_requests=n_requests, seed=seed)
+        out.append(SimulatedBound(name=s.name, bounded_rps=b.rate_rps, capacity_rps=b.capacity_rps,
+                                  requests_per_probe=n_requests, seed=seed))
+        if progress:
+            progress((i + 1) / len(scenarios))
+    return out

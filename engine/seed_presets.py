@@ -47,12 +47,71 @@ def _splitrpc(ctx) -> list[dict]:
     return [_with(f"RPC {p.value}", rpc={"preset": p.value}, preprocessing={"device": "none"}) for p in RpcPreset]
 
 
+def _paris(ctx) -> list[dict]:
+    """Seed Sec V-VI: ResNet-50 on four A100s, log-normal query sizes, each query at its own size, SLA from
+    GPU(7); the wide distribution of Sec VI-C (Fig 13a), where heterogeneity pays most."""
+    from engine.partition.plan import plan
+    from engine.partition.study import seed_like_scenario
+
+    sku = "A100-SXM4-80GB"
+    base = seed_like_scenario(ctx.book, "resnet50", sku, 4,
+                              {"kind": "lognormal", "mu": 1.5, "sigma": 1.5, "max_size": 32})
+    gmax, par = plan("gpu-max", base, ctx), plan("paris", base, ctx)
+    elsa = {"policy": "elsa", "alpha": 1.5, "beta": 1.0}  # slack margin: see engine.partition.study
+    return [{**gmax.scenario, "name": "GPU(max) + FIFS", "scheduler": {"policy": "fifs"}},
+            {**par.scenario, "name": "PARIS + FIFS", "scheduler": {"policy": "fifs"}},
+            {**par.scenario, "name": "PARIS + ELSA", "scheduler": elsa}]
+
+
+def _primitives(ctx) -> list[dict]:
+    """Seed Sec V-D / Table IV: one ResNet-50 instance per T4 against the Multi-Model plan within 30 ms."""
+    from engine.tenancy.multimodel import multi_model
+
+    sku, deadline = "T4-16GB", 30.0
+    mm = multi_model(ctx.book, "resnet50", sku, deadline, batch=8)
+    if mm.best is None:
+        raise PresetError(f"Multi-Model finds no plan for resnet50 on {sku} within {deadline:g} ms: {mm.reason}")
+    common = {"model": "resnet50", "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
+              "batching": {"policy": "fixed", "max_batch": 8},
+              "workload": {"arrival": {"kind": "poisson", "rate_rps": 400},
+                           "sla": {"latency_ms": deadline, "percentile": 99}}}
+    n, pct = mm.best.instances, mm.best.gpu_pct_each
+    return [{**common, "name": "one instance per GPU", "gpu": {"sku": sku}},
+            {**common, "name": f"Multi-Model {n} x {pct}%", "gpu": {"sku": sku, "shares": [pct] * n}}]
+
+
+def _eif(ctx) -> list[dict]:
+    """EIF seed Sec V: one FPGA board with 8 accelerators, 1 to 6 hardware threads each (tenants = 8 x threads).
+    The seed gives speed-ups, not times, so the dedicated time per request is the T4's batch-1 time, named."""
+    ms = ctx.book.predict("resnet50", "T4-16GB", "full", 1).mean_s * 1e3
+    common = {"model": "resnet50", "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
+              "batching": {"policy": "none"},
+              "workload": {"arrival": {"kind": "poisson", "rate_rps": 2000}, "sla": {"latency_ms": 15}}}
+    gpu = {**common, "name": "T4 GPU, batches up to 8", "gpu": {"sku": "T4-16GB"},
+           "batching": {"policy": "fixed", "max_batch": 8}}
+    return [gpu] + [{**common, "name": f"FPGA 8 acc x {t} threads ({8 * t} tenants)",
+                     "fpga": {"threads_per_accelerator": t, "ms_per_request": round(ms, 4)}} for t in (1, 2, 4, 6)]
+
+
 _BUILDERS: dict[str, tuple[SeedPreset, Callable]] = {
     "preba": (SeedPreset(name="PREBA: CPU vs DPU preprocessing vs ideal on 7 x 1g", seed="preba-mig-preprocessing-batching",
                          question="Is 7 x 1g ResNet-50 CPU-bound, and does an FPGA DPU recover the ideal?"), _preba),
     "splitrpc": (SeedPreset(name="SplitRPC: the six RPC paths", seed="splitrpc-control-data-path-rpc",
                             question="What does each RPC path add to latency and host CPU, and what does "
                                      "splitting control and data paths buy?"), _splitrpc),
+    "paris-elsa": (SeedPreset(name="PARIS/ELSA: GPU(max) + FIFS vs PARIS + FIFS vs PARIS + ELSA",
+                              seed="paris-elsa-mig-partitioning-scheduling",
+                              question="Does a heterogeneous PARIS partition beat the best homogeneous one, and what "
+                                       "does ELSA add? (The analytic engine prices ELSA as FIFS: press 'Simulate' "
+                                       "for ELSA's size-aware routing.)"), _paris),
+    "gpu-primitives": (SeedPreset(name="GPU primitives: one instance per GPU vs Multi-Model GPU% shares",
+                                  seed="gpu-runtime-primitives-spatial-sharing",
+                                  question="How much more does a T4 serve within 30 ms when Multi-Model splits it "
+                                           "into GPU% shares?"), _primitives),
+    "eif": (SeedPreset(name="EIF: FPGA hardware threads as tenants vs a GPU", seed="eif-fpga-inference-as-a-service",
+                       question="How do tenants and throughput grow with hardware threads per accelerator, at what "
+                                "slowdown? (Dedicated FPGA time: the T4's batch-1 time, as the seed reports "
+                                "speed-ups only; cold start is on the Tenancy page.)"), _eif),
 }
 
 

@@ -8,7 +8,7 @@ from engine.compare_charts import overlaid_curves, result_bars
 from engine.scenario import ScenarioError, load_scenario
 from engine.seed_presets import PresetError, presets
 from engine.urlstate import decode_many, encode_many
-from ui.compare_state import compare_cached, preset_designs
+from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
 
@@ -94,13 +94,31 @@ def _cell(value, delta, base: bool) -> str:
 
 
 st.subheader("Results")
+c = st.columns([1, 1, 2])
+c[0].number_input("Requests per simulated probe", 2_000, 200_000, 10_000, step=2_000, key="cmp_sim_n")
+c[1].number_input("Seed", 0, 2**31 - 1, 0, key="cmp_sim_seed")
+sim_key = (tuple(designs), int(st.session_state["cmp_sim_n"]), int(st.session_state["cmp_sim_seed"]))
+if c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
+               help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)"):
+    bar = st.progress(0.0, text="simulating...")
+    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(
+        designs, sim_key[1], sim_key[2], progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
+    bar.empty()
+held = st.session_state.get("cmp_sim_result")
+sim = held[1] if held and held[0] == sim_key else None
+SIM_ROW = "SLA-bounded throughput, simulated (req/s)"
 rows = {}
 for i, name in enumerate(cmp.names):
     r, d = cmp.results[i], cmp.deltas[i]
     rows[name] = {k: _cell(r[k], d.get(k), i == cmp.baseline) for k in [*RESULTS, "bottleneck", "meets SLA"]}
+    if sim:
+        base_sim = sim[cmp.baseline].bounded_rps
+        rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
+                                    i == cmp.baseline)
 st.table(pd.DataFrame(rows))
 st.caption(f"Percentages are changes against the baseline, '{cmp.names[cmp.baseline]}'. Tail latency is at each "
-           "design's SLA percentile and offered load; cost at the SLA-bounded throughput.")
+           "design's SLA percentile and offered load; cost at the SLA-bounded throughput."
+           + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")
 st.plotly_chart(overlaid_curves(cmp), key="cmp_curves")

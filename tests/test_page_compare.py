@@ -87,3 +87,24 @@ def test_link_restores_designs_and_damaged_link_is_explained():
     bad.query_params["c"] = "not-a-token"
     bad.switch_page(PAGE).run()
     assert not bad.exception and any("cannot be used" in e.value for e in bad.error)
+
+
+def test_paris_preset_simulated_shows_elsa_winning(compare):
+    compare.selectbox(key="cmp_preset").set_value("paris-elsa").run()
+    compare.button(key="cmp_load").click().run()
+    compare.number_input(key="cmp_sim_n").set_value(10_000).run()
+    compare.button(key="cmp_sim").click().run()
+    assert not compare.exception, compare.exception
+    row = compare.table[1].value.loc["SLA-bounded throughput, simulated (req/s)"]
+    rps = [float(v.split()[0].replace(",", "")) for v in row]
+    gmax, paris_fifs, paris_elsa = rps
+    assert paris_elsa > gmax and paris_elsa > paris_fifs  # the seed's headline, by the simulator
+
+
+@pytest.mark.parametrize("key", ["gpu-primitives", "eif"])
+def test_other_seed_presets(compare, key):
+    compare.selectbox(key="cmp_preset").set_value(key).run()
+    compare.button(key="cmp_load").click().run()
+    assert not compare.exception, compare.exception
+    names = list(compare.table[1].value.columns)
+    assert len(names) == {"gpu-primitives": 2, "eif": 5}[key]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.compare import compare
+from engine.compare import compare, simulate_bounds
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
 from ui.design_state import _ctx
@@ -30,3 +30,14 @@ def _preset(key: str, version: tuple) -> list[str]:
 def preset_designs(key: str) -> list[str]:
     """The preset's designs as validated scenario JSON."""
     return _preset(key, get_store().version())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _simulated(designs: tuple[str, ...], n_requests: int, seed: int, version: tuple, _progress=None):
+    ctx = _ctx(version)
+    return simulate_bounds([load_scenario(d, ctx.book) for d in designs], ctx, n_requests, seed, _progress)
+
+
+def simulate_cached(designs: list[str], n_requests: int, seed: int = 0, progress=None):
+    """Simulated latency-bounded throughput of every design (engine.compare.simulate_bounds)."""
+    return _simulated(tuple(designs), n_requests, seed, get_store().version(), _progress=progress)

@@ -76,7 +76,15 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
         sla_bounded_rps=sla_rps,
         batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
                   "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
-        partitions=parts, host_cpu=host_cpu, cost=cost, notes=list(dict.fromkeys(design.notes)))
+        partitions=parts, host_cpu=host_cpu, cost=cost, notes=list(dict.fromkeys(design.notes + _scheduler_notes(design))))
+
+
+def _scheduler_notes(design: Design) -> tuple[str, ...]:
+    kinds = {p.name for p in design.gpu.partitions}
+    if design.scheduler.value == "elsa" and len(kinds) > 1:
+        return ("ELSA is priced as first-idle-first-served here: the analytic engine does not model its size-aware "
+                "routing across unequal partitions; simulate for ELSA's tail (Compare or Partitioning page)",)
+    return ()
 
 
 def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
