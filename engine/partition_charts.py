@@ -12,9 +12,11 @@ def batch_pdf(dist: dict[int, float], knees: dict[str, int] | None = None) -> go
     sizes = sorted(dist)
     fig = go.Figure(go.Bar(x=sizes, y=[dist[s] for s in sizes], name="share of queries", marker_color="#4C78A8",
                            hovertemplate="%{x} items: %{y:.1%}<extra></extra>"))
-    for name, b in (knees or {}).items():
-        fig.add_vline(x=b, line=dict(color="#888", dash="dot"), annotation_text=f"{name} knee",
-                      annotation_position="top")
+    top = max(dist.values(), default=0)
+    for i, (name, b) in enumerate((knees or {}).items()):  # labels staggered so neighbours do not overlap
+        fig.add_vline(x=b, line=dict(color="#888", dash="dot"))
+        fig.add_annotation(x=b, y=top * (1.12 - 0.09 * (i % 3)), text=f"{name} knee", showarrow=False,
+                           font=dict(size=10, color="#555"), xanchor="left")
     fig.update_xaxes(title_text="query size = batch (items)")
     fig.update_yaxes(title_text="share of queries", tickformat=".0%")
     fig.update_layout(height=320, showlegend=True, legend=dict(orientation="h", y=-0.3),

@@ -101,13 +101,15 @@ except (PackingError, ProfileError, ScenarioError, ValueError) as e:
 by = {r.policy: r for r in study.rows}
 best_homog = max((r for r in study.rows if r.policy.startswith("gpu") and r.policy != "gpu-max"),
                  key=lambda r: r.bounded_fifs_rps, default=None)
-m = st.columns(4)
+m = st.columns([1, 3])
 m[0].metric("SLA", f"p{study.percentile:g} <= {study.sla_ms:.2f} ms")
-if "paris" in by:
-    m[1].metric("PARIS partition", " + ".join(f"{n} x {p}" for p, n in by["paris"].instances.items()))
-    m[2].metric("PARIS GPCs", f"{by['paris'].gpcs_used} of {study.max_gpcs}")
-if "gpu-max" in by:
-    m[3].metric("GPU(max)", " + ".join(f"{n} x {p}" for p, n in by["gpu-max"].instances.items()))
+with m[1]:
+    if "paris" in by:
+        st.markdown(f"**PARIS partition** ({by['paris'].gpcs_used} of {study.max_gpcs} GPCs): "
+                    + " + ".join(f"{n} x {p}" for p, n in by["paris"].instances.items()))
+    if "gpu-max" in by:
+        st.markdown("**GPU(max)**, the best homogeneous size: "
+                    + " + ".join(f"{n} x {p}" for p, n in by["gpu-max"].instances.items()))
 
 c = st.columns(2)
 with c[0]:

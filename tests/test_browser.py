@@ -139,6 +139,16 @@ def test_design_page_in_browser(server, browser):
     before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
     assert before[1] == "host_cpu"
     _settle(page)
+    # another MIG layout: the headline follows
+    layout = page.get_by_role("combobox", name="MIG layout", exact=False).first
+    layout.click()
+    page.keyboard.type("4g.40gb@0 + 3g.40gb@4")  # 239 layouts: filter the list as a person would
+    page.get_by_role("option", name="4g.40gb@0 + 3g.40gb@4", exact=True).click(timeout=60_000)
+    page.wait_for_function(
+        "c => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Capacity')"
+        " && !m.innerText.includes(c))", arg=before[0], timeout=90_000)
+    _settle(page)
+    before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
     page.get_by_text("Host, preprocessing and RPC path").click()
     box = page.get_by_role("combobox", name="Preprocessing device")
     box.wait_for(state="visible", timeout=30_000)
@@ -178,4 +188,27 @@ def test_compare_page_in_browser(server, browser):
     assert "c=" in page.url
     _no_exception(page)
     page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
+    page.close()
+
+
+PAGES = [("partition-plans", "Partitioning", "latency-bounded throughput"),
+         ("preprocessing-view", "Preprocessing", None), ("rpc-path", "RPC", None), ("tenants", "Tenancy", "GPU%"),
+         ("cost-model", "Cost", None), ("reports", "Report", None)]
+
+
+@pytest.mark.parametrize("path,title,axis", PAGES, ids=[p[0] for p in PAGES])
+def test_each_page_shows_its_main_chart(server, browser, path, title, axis):
+    """Every page loads in a real browser, draws its first chart with axis titles, and raises nothing."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.goto(f"{server}/{path}", wait_until="domcontentloaded")
+    page.get_by_role("heading", name=title).first.wait_for(state="visible", timeout=120_000)
+    chart = page.locator(".js-plotly-plot").first
+    chart.wait_for(state="visible", timeout=120_000)
+    _settle(page, 180_000)
+    text = chart.inner_text()
+    assert text.strip(), "the chart drew no text (no axis titles or legend)"
+    if axis:
+        assert axis in page.inner_text("body")
+    _no_exception(page)
+    page.screenshot(path=str(SHOTS / f"{path}.png"), full_page=True)
     page.close()

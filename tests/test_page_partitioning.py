@@ -30,7 +30,8 @@ def test_defaults_plan_every_policy(page):
     assert set(t["policy"]) == {"gpu1", "gpu2", "gpu3", "gpu4", "gpu7", "gpu-max", "random", "paris"}
     assert len(page.get("plotly_chart")) == 3  # batch PDF, bounded throughput, packed layouts
     m = {x.label: x.value for x in page.metric}
-    assert "x 1g" in m["PARIS partition"] and m["SLA"].startswith("p95")
+    assert m["SLA"].startswith("p95")
+    assert any(md.value.startswith("**PARIS partition**") and "x 1g" in md.value for md in page.markdown)
     token = page.query_params["p"]
     assert decode_view(token[0] if isinstance(token, list) else token)["par_count"] == 4
 
