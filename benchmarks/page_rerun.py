@@ -27,14 +27,25 @@ args = ap.parse_args()
 # page -> (widget kind, key, values to cycle through)
 PAGES = {
     "pages/design.py": ("number_input", "d_rate", [2000.0, 2500.0, 3000.0, 3500.0]),
+    "pages/compare.py": ("selectbox", "cmp_baseline", [0, 1, 2]),  # after loading the PREBA preset (SETUP)
+    "pages/partitioning.py": ("selectbox", "par_show", ["paris", "gpu-max", "random"]),
+    "pages/preprocessing.py": ("number_input", "pp_cores", [16, 24, 32, 48]),
+    "pages/rpc.py": ("number_input", "rpc_rate", [1000.0, 2000.0, 3000.0]),
+    "pages/tenancy.py": ("number_input", "ten_batch", [4, 8, 16]),
+    "pages/cost.py": ("number_input", "cost_years", [1.0, 3.0, 5.0]),
     "pages/profiles.py": ("toggle", "prof_loglat", [True, False]),
+    "pages/report.py": ("text_input", "rep_title", ["Review A", "Review B"]),
 }
+
+SETUP = {"pages/compare.py": "cmp_load"}  # a button pressed before timing, so the page has something to show
 
 for page, (kind, key, values) in PAGES.items():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     t0 = time.perf_counter()
     at.switch_page(str(ROOT / page)).run()
     first = time.perf_counter() - t0
+    if page in SETUP:
+        at.button(key=SETUP[page]).click().run()
     if at.exception:
         sys.exit(f"{page}: {at.exception[0].message}")
     times = []
