@@ -174,3 +174,13 @@ def test_knees_both_rules_on_store_curve(book):
     assert one_g.batch < u.batch and one_g.provenance == "derived"
     with pytest.raises(ProfileError, match="valid: utilization, curve"):
         book.knee("resnet50", "A100-SXM4-80GB", "full", "elbow")
+
+
+def test_unanswerable_curves_raise_profile_errors_that_say_why(store):
+    from engine.profiles import ProfileBook, ProfileError
+
+    book = ProfileBook.from_store(store)
+    with pytest.raises(ProfileError, match="input_len is needed.*profiled lengths"):
+        book.curve("bert-base", "T4-16GB", "full")
+    with pytest.raises(ProfileError, match="cannot be derived from .*at least two batch sizes"):
+        book.curve("alexnet", "V100-16GB", "mps:50")

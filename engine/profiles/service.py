@@ -173,7 +173,13 @@ class ProfileBook:
     def _measured(self, model, sku, partition, precision, framework, input_len) -> Curve:
         df = self._series(model, sku, partition)
         df = df[(df["precision"] == precision) & (df["framework"] == framework)]
+        lengths = sorted(float(v) for v in df["input_len"].dropna().unique())
         df = df[df["input_len"].isna()] if input_len is None else df[df["input_len"] == input_len]
+        if not len(df):
+            what = "input_len is needed for this variable-length model" if input_len is None else \
+                f"no points at input_len {input_len:g}"
+            raise ProfileError(f"{model} on {sku} {partition}: {what}; profiled lengths: "
+                               f"{', '.join(f'{x:g}' for x in lengths) or 'none'}")
         key = CurveKey(model=model, sku=sku, partition=partition, precision=precision, framework=framework,
                        input_len=input_len)
         return curve_from_points(key, df)
@@ -226,7 +232,10 @@ class ProfileBook:
         if (ref_sku, ref_part) == (sku, partition):
             return ref
         s = self.sm_count(sku, partition) / self.sm_count(ref_sku, ref_part)
-        fit = fit_slice_law(ref.batches, ref.mean_s)
+        try:
+            fit = fit_slice_law(ref.batches, ref.mean_s)
+        except ValueError as e:  # e.g. a one-point reference: say which curve could not be scaled
+            raise ProfileError(f"{model} on {sku} {partition} cannot be derived from {_label(ref.key)}: {e}") from None
         top = max(1, math.floor(s * ref.max_batch))
         limit = self.memory_limit(model, sku, partition, input_len)
         if limit is not None:
