@@ -205,7 +205,18 @@ def rpc_figures(src: Path) -> list[dict]:
                             unit=r.unit, note=note, source=source))
     for cat, item, setting, metric, value, unit, source, note in SEED_FIGS:
         out.append(dict(category=cat, item=item, setting=setting, metric=metric, value=value, unit=unit, note=note, source=source))
-    return out
+    return out + hand_rows(out)
+
+
+def hand_rows(generated: list[dict]) -> list[dict]:
+    """Rows of data/seed/rpc_figures.csv that no source file generates: figures read from the seed papers by
+    hand (PARIS, tenancy, EIF), each with its source and section. Re-running the curation keeps them."""
+    path = SEED / "rpc_figures.csv"
+    if not path.exists():
+        return []
+    have = {(r["source"], r["item"], r["setting"], r["metric"]) for r in generated}
+    kept = pd.read_csv(path, keep_default_na=False, dtype=str).to_dict("records")
+    return [r for r in kept if (r["source"], r["item"], r["setting"], r["metric"]) not in have]
 
 
 # ----------------------------------------------------------------------------- prices, power
