@@ -11,7 +11,8 @@ from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
 from engine.urlstate import decode, encode
-from ui.design_form import CUSTOM, MIG, SHARES, WHOLE, from_widgets, layout_choices, to_widgets
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, fpga_defaults, from_widgets, layout_choices,
+                            to_widgets)
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
 
@@ -23,7 +24,8 @@ st.caption("One design end to end: pick the model, GPU partitioning, host, prepr
 
 
 def _apply(scenario) -> None:
-    for k, v in to_widgets(scenario, book.catalog.gpu(scenario.gpu.sku)).items():
+    sku = scenario.gpu.sku if scenario.gpu is not None else st.session_state.get("d_gpu", DEFAULT_SKU)
+    for k, v in to_widgets(scenario, book.catalog.gpu(sku)).items():
         st.session_state[k] = v
 
 
@@ -32,10 +34,7 @@ if "d_model" not in st.session_state:  # first run of this session: the link's s
     token = st.query_params.get("s")
     if token:
         try:
-            linked = load_scenario(decode(token), book)
-            if linked.gpu is None:  # the form edits GPU designs only
-                raise ScenarioError(f"it runs on {linked.accelerator_label()}; this page designs GPU servers")
-            start = linked
+            start = load_scenario(decode(token), book)
         except ScenarioError as e:
             st.error(f"The scenario in this link cannot be used: {e}")
     _apply(start)
@@ -55,7 +54,7 @@ c[0].selectbox("Model", models, key="d_model")
 c[1].selectbox("GPU", book.catalog.skus, key="d_gpu")
 c[2].number_input("GPUs", 1, 64, key="d_count")
 gpu = book.catalog.gpu(st.session_state["d_gpu"])
-modes = [WHOLE, MIG, SHARES] if gpu.mig_capable else [WHOLE, SHARES]
+modes = [WHOLE, MIG, SHARES, FPGA] if gpu.mig_capable else [WHOLE, SHARES, FPGA]
 if st.session_state.get("d_mode") not in modes:
     st.session_state["d_mode"] = WHOLE
 c[3].radio("Partitioning", modes, key="d_mode")
@@ -71,6 +70,18 @@ if st.session_state["d_mode"] == MIG:
                       help=f"valid profiles: {', '.join(p.name for p in gpu.profiles)}")
 elif st.session_state["d_mode"] == SHARES:
     st.text_input("GPU% per instance (MPS active-thread percentage), comma-separated", key="d_shares")
+elif st.session_state["d_mode"] == FPGA:
+    st.caption("FPGA inference as a service (EIF): boards x accelerators x hardware threads serve the model; the "
+               "GPU above is not used.")
+    for k, v in fpga_defaults().items():  # widgets off screen in another mode lost their values
+        st.session_state.setdefault(k, v)
+    c = st.columns(5)
+    c[0].number_input("Boards", 1, 64, key="d_fpga_boards")
+    c[1].number_input("Accelerators per board (0 = the board's)", 0, 64, key="d_fpga_acc")
+    c[2].number_input("Threads per accelerator (0 = the board's)", 0, 16, key="d_fpga_threads")
+    c[3].number_input("Sparsity (zero weights)", 0.0, 0.99, key="d_fpga_sparsity")
+    c[4].number_input("Dedicated ms per request (0 = stored)", 0.0, 1e5, key="d_fpga_ms", format="%.3f",
+                      help="the seed reports speed-ups, not times: give your accelerator's time per request")
 
 with st.expander("Host, preprocessing and RPC path", expanded=False):
     c = st.columns(4)
@@ -145,10 +156,10 @@ else:
     st.success(f"Meets the p{pct:g} {ev['sla']['latency_ms']:g} ms SLA at {ev['rate_rps']:,.0f} req/s.")
 
 layouts = []
-for g in range(scenario.gpu.count):
+for g in range(scenario.gpu.count if scenario.gpu is not None else 0):
     lay = scenario.gpu.layouts[g] if scenario.gpu.layouts else scenario.gpu.layout
     layouts.append(validate_layout(gpu, lay) if lay else None)
-if not scenario.gpu.shares:
+if scenario.gpu is not None and not scenario.gpu.shares:
     st.plotly_chart(slot_diagram(gpu, layouts[:4]), key="d_slots")
     if scenario.gpu.count > 4:
         st.caption(f"Showing 4 of {scenario.gpu.count} GPUs (all have the same layout).")

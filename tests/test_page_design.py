@@ -128,3 +128,22 @@ def test_query_size_table(design):
     assert any("Unstable" in e.value for e in design.error)  # 4.5 items per query: CPU preprocessing overloads
     design.text_input(key="d_qtable").set_value("1:0.5, eight:0.5").run()
     assert not design.exception and any("query_size" in e.value for e in design.error)
+
+
+def test_fpga_backend(design):
+    design.radio(key="d_mode").set_value("FPGA boards (EIF)").run()
+    assert not design.exception
+    # the seed reports speed-ups only: without a time per request the page says what is missing
+    assert any("ms_per_request" in e.value for e in design.error)
+    design.number_input(key="d_fpga_ms").set_value(2.0).run()
+    assert not design.exception and not any("not valid" in e.value for e in design.error)
+    m = metrics(design)
+    assert m["Capacity"].endswith("req/s") and m["SLA-bounded throughput"].endswith("req/s")
+    token = design.query_params["s"]
+    data = decode(token[0] if isinstance(token, list) else token)
+    assert data["fpga"]["ms_per_request"] == 2.0 and "gpu" not in data
+    fresh = AppTest.from_file(APP, default_timeout=120)  # the link reopens the FPGA design
+    fresh.query_params["s"] = token[0] if isinstance(token, list) else token
+    fresh.run()
+    assert not fresh.exception and fresh.radio(key="d_mode").value == "FPGA boards (EIF)"
+    assert metrics(fresh)["Capacity"] == m["Capacity"]

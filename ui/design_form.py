@@ -5,9 +5,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from engine.catalog import enumerate_layouts
-from engine.scenario import Scenario
+from engine.scenario import FpgaSpec, Scenario
+from engine.scenario import GpuSpec as _GpuSpec
 
-WHOLE, MIG, SHARES = "Whole GPU (MIG off)", "MIG layout", "GPU% shares"
+WHOLE, MIG, SHARES, FPGA = "Whole GPU (MIG off)", "MIG layout", "GPU% shares", "FPGA boards (EIF)"
+DEFAULT_SKU = "A100-SXM4-80GB"  # the GPU the form shows while an FPGA design is on
 DEFAULT_TABLE = ((1, 0.25), (2, 0.25), (4, 0.25), (8, 0.25))  # a starting point for the table editor
 CUSTOM = "custom (type profiles)"
 
@@ -23,9 +25,13 @@ def layout_choices(gpu) -> list[str]:
 
 
 def to_widgets(s: Scenario, gpu) -> dict:
-    """Widget values that show scenario `s` (used at start, from a link, and on Reset)."""
+    """Widget values that show scenario `s` (used at start, from a link, and on Reset); `gpu` is the catalogue
+    entry of s.gpu.sku, or of the GPU to show alongside an FPGA design."""
+    fpga = s.fpga
+    if s.gpu is None:  # an FPGA design: the GPU widgets keep a GPU to return to
+        s = s.model_copy(update={"gpu": _GpuSpec(sku=gpu.sku)})
     layout = s.gpu.layout
-    mode = SHARES if s.gpu.shares else (MIG if layout else WHOLE)
+    mode = FPGA if fpga is not None else SHARES if s.gpu.shares else (MIG if layout else WHOLE)
     label = None
     if layout:
         from engine.catalog import validate_layout
@@ -50,7 +56,19 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_qtable": ", ".join(f"{k}:{p:g}" for k, p in (s.workload.query_size.table or DEFAULT_TABLE)),
         "d_pct": s.workload.sla.percentile, "d_years": s.cost.years, "d_kwh": s.cost.usd_per_kwh,
         "d_pue": s.cost.pue,
+        **_fpga_widgets(fpga or FpgaSpec()),
     }
+
+
+def fpga_defaults() -> dict:
+    """The FPGA widgets' values for a default FpgaSpec (restored when the widgets were off screen)."""
+    return _fpga_widgets(FpgaSpec())
+
+
+def _fpga_widgets(f: FpgaSpec) -> dict:
+    return {"d_fpga_boards": f.boards, "d_fpga_acc": f.accelerators_per_board or 0,
+            "d_fpga_threads": f.threads_per_accelerator or 0, "d_fpga_sparsity": f.sparsity,
+            "d_fpga_ms": f.ms_per_request or 0.0}
 
 
 def _floats(text: str) -> list:
@@ -107,7 +125,15 @@ def from_widgets(w: dict) -> dict:
     pre = {"device": w["d_pre"], "units": int(w["d_dpu_units"])}
     if w["d_pre_cores"]:
         pre["cores"] = int(w["d_pre_cores"])
-    return {"name": w["d_name"] or "untitled", "model": w["d_model"], "gpu": gpu,
+    accel = {"gpu": gpu}
+    if w["d_mode"] == FPGA:
+        fpga = {"boards": int(w["d_fpga_boards"]), "sparsity": float(w["d_fpga_sparsity"])}
+        for key, field, cast in (("d_fpga_acc", "accelerators_per_board", int),
+                                 ("d_fpga_threads", "threads_per_accelerator", int), ("d_fpga_ms", "ms_per_request", float)):
+            if w[key]:
+                fpga[field] = cast(w[key])
+        accel = {"fpga": fpga}
+    return {"name": w["d_name"] or "untitled", "model": w["d_model"], **accel,
             "host": {"cpu_cores": int(w["d_cores"]), "cpu_reserved_cores": int(w["d_reserved"])},
             "preprocessing": pre, "rpc": rpc, "batching": batching,
             "scheduler": {"policy": w["d_sched"], "alpha": float(w["d_alpha"]), "beta": float(w["d_beta"])},
