@@ -255,6 +255,19 @@ def validate_layout(gpu: Gpu, entries: Sequence[str | tuple[str, Optional[int]]]
                      memory_slots_used=sum(i.size for i in placed))
 
 
+def addable(gpu: Gpu, entries: Sequence[str]) -> dict[str, Optional[str]]:
+    """For building a layout one profile at a time: each profile of the GPU, mapped to None if the layout
+    `entries` plus one more instance of it is still valid, else to the reason it is not (LayoutError text)."""
+    out: dict[str, Optional[str]] = {}
+    for p in gpu.profiles:
+        try:
+            validate_layout(gpu, [*entries, p.name])
+            out[p.name] = None
+        except LayoutError as e:
+            out[p.name] = str(e)
+    return out
+
+
 # --------------------------------------------------------------------------- enumeration
 
 def enumerate_layouts(gpu: Gpu, profiles: Optional[Iterable[str]] = None) -> list[MigLayout]:

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from engine.catalog import LayoutError, validate_layout
+from engine.catalog import LayoutError, addable, validate_layout
 from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
                                   utilization_bar)
 from engine.presets import DEFAULT_SCENARIO
@@ -39,6 +39,18 @@ if "d_model" not in st.session_state:  # first run of this session: the link's s
             st.error(f"The scenario in this link cannot be used: {e}")
     _apply(start)
 
+def _entries() -> list[str]:
+    return [p.strip() for p in st.session_state.get("d_custom", "").replace(";", ",").split(",") if p.strip()]
+
+
+def _add() -> None:  # callbacks run before the widgets, so they may change d_custom
+    st.session_state["d_custom"] = ", ".join([*_entries(), st.session_state["d_add"]])
+
+
+def _clear() -> None:
+    st.session_state["d_custom"] = ""
+
+
 def _reset() -> None:  # a callback runs before the widgets exist, so their values can be set
     st.query_params.clear()
     _apply(load_scenario(DEFAULT_SCENARIO, book))
@@ -68,6 +80,16 @@ if st.session_state["d_mode"] == MIG:
     if st.session_state["d_layout"] == CUSTOM:
         st.text_input("Profiles, comma-separated (profile or profile@start)", key="d_custom",
                       help=f"valid profiles: {', '.join(p.name for p in gpu.profiles)}")
+        entries = _entries()
+        can = addable(gpu, entries)
+        fits = [p for p, why in can.items() if why is None]
+        c = st.columns([2, 1, 1])
+        c[0].selectbox("Build it one instance at a time: add", fits or ["(nothing more fits)"], key="d_add")
+        c[1].button("Add", key="d_add_btn", on_click=_add, disabled=not fits)
+        c[2].button("Clear", key="d_clear", on_click=_clear)
+        blocked = [f"{p}: {why}" for p, why in can.items() if why]
+        if blocked and entries:
+            st.caption("Cannot add: " + "; ".join(blocked))
 elif st.session_state["d_mode"] == SHARES:
     st.text_input("GPU% per instance (MPS active-thread percentage), comma-separated", key="d_shares")
 elif st.session_state["d_mode"] == FPGA:

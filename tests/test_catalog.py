@@ -120,3 +120,17 @@ def _all_layouts(gpu):
     if gpu.sku not in _CACHE:
         _CACHE[gpu.sku] = enumerate_layouts(gpu)
     return _CACHE[gpu.sku]
+
+
+def test_addable_says_which_profiles_still_fit_and_why_not(catalog):
+    from engine.catalog import addable
+
+    gpu = catalog.gpu("A100-SXM4-80GB")
+    can = addable(gpu, ["4g.40gb", "2g.20gb"])
+    assert can["1g.10gb"] is None and "9 compute slices" in can["3g.40gb"] and "at most 1" in can["4g.40gb"]
+    for name, why in can.items():  # agrees with validate_layout
+        if why is None:
+            validate_layout(gpu, ["4g.40gb", "2g.20gb", name])
+        else:
+            with pytest.raises(LayoutError):
+                validate_layout(gpu, ["4g.40gb", "2g.20gb", name])

@@ -147,3 +147,16 @@ def test_fpga_backend(design):
     fresh.run()
     assert not fresh.exception and fresh.radio(key="d_mode").value == "FPGA boards (EIF)"
     assert metrics(fresh)["Capacity"] == m["Capacity"]
+
+
+def test_build_a_layout_one_instance_at_a_time(design):
+    design.selectbox(key="d_layout").set_value("custom (type profiles)").run()
+    design.button(key="d_clear").click().run()
+    for profile in ("4g.40gb", "2g.20gb"):
+        design.selectbox(key="d_add").set_value(profile).run()
+        design.button(key="d_add_btn").click().run()
+        assert not design.exception, design.exception
+    assert design.text_input(key="d_custom").value == "4g.40gb, 2g.20gb"
+    assert "3g.40gb" not in design.selectbox(key="d_add").options  # it no longer fits, and the page says why
+    assert any("3g.40gb: the layout needs 9 compute slices" in c.value for c in design.caption)
+    assert not any("not valid" in e.value for e in design.error)
