@@ -151,11 +151,12 @@ def test_cli_evaluate_names_the_fpga(tmp_path):
     assert "resnet50 on 1 x intel-pac-a10 FPGA" in r.stdout and "bottleneck gpu" in r.stdout
 
 
-def test_design_page_refuses_an_fpga_link_with_a_message(ctx):
+def test_design_page_opens_an_fpga_link(ctx):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.query_params["s"] = encode(fpga(ctx))
     at.run()
     assert not at.exception, at.exception
-    assert any("this page designs GPU servers" in e.value for e in at.error)
+    assert at.radio(key="d_mode").value == "FPGA boards (EIF)"
+    assert not any("cannot be used" in e.value for e in at.error)
