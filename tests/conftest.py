@@ -8,6 +8,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Timing is not what the property tests check, and a CI machine shares its cores: no per-example deadline
+# (speed goals live in benchmarks/). Tests that set their own settings keep them.
+settings.register_profile("kneepoint", deadline=None)
+settings.load_profile("kneepoint")
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "data" / "seed"
