@@ -187,3 +187,13 @@ def test_preba_cpu_is_the_bottleneck_of_seven_small_slices(store, points, catalo
     assert preprocess_stage(PreprocessingSpec(device="gpu"), IMAGE, points, 30,
                             partitions=slices).capacity_rps < gpu_total  # no JPEG engine on 1g.5gb
     assert isinstance(slices[0], DecodePartition)
+
+
+def test_cost_table_remembers_and_answers_as_the_table_does(store):
+    from engine.stages.preprocess import CostTable, cpu_cost_per_item_s, cpu_decode_s
+
+    points = store.table("preprocessing_points")
+    table = CostTable(points)
+    assert table.cpu_cost("image", 0.37).seconds == cpu_cost_per_item_s(points, "image", 0.37).seconds
+    assert table.cpu_decode(0.5) == cpu_decode_s(points, 0.5)
+    assert table.cpu_cost("image", 0.37) is table.cpu_cost("image", 0.37)  # computed once

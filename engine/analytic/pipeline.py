@@ -12,6 +12,8 @@ RPC/host pool. A query of q items costs q preprocessing items.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -19,7 +21,7 @@ from engine.analytic.design import Design, prepare, with_host, with_overhead
 from engine.profiles import ProfileBook
 from engine.scenario import PreprocessDevice, Scenario
 from engine.stages import StageCost
-from engine.stages.preprocess import decode_partitions, preprocess_stage
+from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage
 from engine.stages.rpc import rpc_path, rpc_stage
 
 
@@ -36,6 +38,19 @@ class Context(BaseModel):
     prices_power: pd.DataFrame
     gpus: pd.DataFrame
     _memo: dict = PrivateAttr(default_factory=dict)  # stage costs are pure in their inputs: compute once
+    _costs: Optional[CostTable] = PrivateAttr(None)  # preprocessing lookups, pure in the table
+
+    def cost_table(self) -> CostTable:
+        if self._costs is None:
+            self._costs = CostTable(self.preprocessing_points)
+        return self._costs
+
+    def fresh(self) -> "Context":
+        """The same data (profile book, tables, their lookups) with nothing about any design remembered."""
+        c = Context(book=self.book, preprocessing_points=self.preprocessing_points, prices_power=self.prices_power,
+                    gpus=self.gpus)
+        c._costs = self.cost_table()
+        return c
 
     def memo(self, key: tuple, make):
         if key not in self._memo:
@@ -139,7 +154,7 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
     pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
-                   lambda: preprocess_stage(pre_spec, model_row, ctx.preprocessing_points,
+                   lambda: preprocess_stage(pre_spec, model_row, ctx.cost_table(),
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
                                             pcie_gen=gpu.pcie_gen, partitions=gpu.decode_partitions(decode_on)))
     pre = _scaled(pre, q)

@@ -269,7 +269,33 @@ def _nvjpeg_ms(points: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
     return ms, used
 
 
-def preprocess_stage(spec: PreprocessingSpec, model_row, points: pd.DataFrame, free_cores: float,
+class CostTable:
+    """preprocessing_points with its lookups remembered. Each lookup is a pure function of the table and
+    its arguments, and a design sweep asks the same few (pipeline, image size) questions thousands of
+    times, each a pandas group-by; the table is immutable once built from the store."""
+
+    def __init__(self, points: pd.DataFrame):
+        self.points = points
+        self._answers: dict = {}
+
+    def _remember(self, key: tuple, make):
+        if key not in self._answers:
+            self._answers[key] = make()
+        return self._answers[key]
+
+    def cpu_cost(self, pipeline: str, image_megapixels: float = 0.37, audio_s: Optional[float] = None,
+                 prefer: str = "measured") -> "CpuCost":
+        return self._remember(("cpu", pipeline, image_megapixels, audio_s, prefer),
+                              lambda: cpu_cost_per_item_s(self.points, pipeline, image_megapixels, audio_s, prefer))
+
+    def cpu_decode(self, image_megapixels: float) -> float:
+        return self._remember(("decode", image_megapixels), lambda: cpu_decode_s(self.points, image_megapixels))
+
+    def nvjpeg(self) -> tuple[dict[str, float], list[str]]:
+        return self._remember(("nvjpeg",), lambda: _nvjpeg_ms(self.points))
+
+
+def preprocess_stage(spec: PreprocessingSpec, model_row, points: "pd.DataFrame | CostTable", free_cores: float,
                      audio_s: Optional[float] = None, pcie_gen: int = 4, partitions: Sequence = ()) -> StageCost:
     """StageCost of preprocessing one item on spec.device (PREBA 3.3 CPU bottleneck, 4.2 DPU, 6 'Ideal').
 
@@ -277,6 +303,7 @@ def preprocess_stage(spec: PreprocessingSpec, model_row, points: pd.DataFrame, f
     free_cores: host cores left for preprocessing; pcie_gen: the DPU's link; partitions: for GPU decode,
     DecodePartition or (name, jpeg, nvdec[, sm_share]) per partition (see decode_partitions).
     """
+    table = points if isinstance(points, CostTable) else CostTable(points)
     device, pipeline = PreprocessDevice(spec.device), str(_get(model_row, "preprocess", "none"))
     name = f"preprocess:{device.value}"
     if pipeline not in ("image", "audio") or device == PreprocessDevice.NONE:
@@ -294,7 +321,7 @@ def preprocess_stage(spec: PreprocessingSpec, model_row, points: pd.DataFrame, f
         if spec.ms_per_item:
             cost, basis = spec.ms_per_item / 1e3, "override ms_per_item"
         else:
-            cost, _rows, basis = cpu_cost_per_item_s(points, pipeline, spec.image_megapixels, audio_s)
+            cost, _rows, basis = table.cpu_cost(pipeline, spec.image_megapixels, audio_s)
         notes.append(f"{pipeline} {size:g} {unit}: {cost * 1e3:.3f} ms per item per core ({basis})")
         notes.append(f"{cores:g} cores -> {cores / cost:,.0f} items/s; scv {scv} (input sizes vary)")
         return StageCost(name=name, service_s=cost, servers=cores, scv=scv, capacity_rps=cores / cost,
@@ -316,17 +343,17 @@ def preprocess_stage(spec: PreprocessingSpec, model_row, points: pd.DataFrame, f
         return StageCost(name=name, service_s=ii, fixed_s=lat - ii + transfer, servers=spec.units, scv=scv,
                          capacity_rps=min(cu_cap, link_cap), host_cpu_s=DPU_HOST_CPU_S,
                          breakdown_s={"dpu_cu": lat, "pcie": transfer}, notes=notes)
-    return _gpu_stage(name, pipeline, size, scv, points, partitions)
+    return _gpu_stage(name, pipeline, size, scv, table, partitions)
 
 
-def _gpu_stage(name, pipeline, size, scv, points, partitions) -> StageCost:
+def _gpu_stage(name, pipeline, size, scv, table: CostTable, partitions) -> StageCost:
     """GPU decode: hardware JPEG engines where the profile has them, else CUDA decode on the slice's SMs."""
     parts = [p if isinstance(p, DecodePartition) else DecodePartition(*p) for p in partitions]
     if not parts:
         raise ValueError("GPU preprocessing needs the GPU partitions (profile or 'full', jpeg, nvdec, sm_share)")
     rates, lats, host, notes = [], [], [], []
     if pipeline == "image":
-        (ms, used), k, cpu_dec = _nvjpeg_ms(points), size / NVJPEG_REF_MP, cpu_decode_s(points, size)
+        (ms, used), k, cpu_dec = table.nvjpeg(), size / NVJPEG_REF_MP, table.cpu_decode(size)
         for p in parts:
             if p.jpeg > 0:
                 path, per = "hw", ms["hw_batched"] * k / 1e3
@@ -339,7 +366,7 @@ def _gpu_stage(name, pipeline, size, scv, points, partitions) -> StageCost:
             notes.append(f"{p.name}: {how} per image -> {rate:,.0f} img/s")
         notes.append("nvJPEG figures: " + ("; ".join(used) or "module defaults"))
     else:
-        cpu_cost = cpu_cost_per_item_s(points, "audio", audio_s=size).seconds
+        cpu_cost = table.cpu_cost("audio", audio_s=size).seconds
         for p in parts:
             per = GPU_MEL_MS_PER_S * size / 1e3 / p.sm_share
             rates.append(1.0 / per), lats.append(per), host.append(GPU_AUDIO_HOST_FRACTION * cpu_cost)
