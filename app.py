@@ -4,6 +4,7 @@ import streamlit as st
 
 from engine.seedio import SeedError
 from engine.store import StoreError
+from ui import gate
 from ui.session import get_store, sidebar_store_info
 
 st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
@@ -21,7 +22,11 @@ pages = [
     st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="reports"),
 ]
-page = st.navigation(pages)
+# A hosted demo may want a password first (ui/gate.py); until it is given no page is listed or run.
+unlocked = gate.unlocked()
+page = st.navigation(pages, position="sidebar" if unlocked else "hidden")
+if not unlocked:
+    gate.ask_password()  # stops the script
 try:
     store = get_store()
 except (SeedError, StoreError, OSError) as e:  # bad seed row, unreadable file: say so, no trace

@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Union
 
+from engine.hosting import UploadLimits
 from engine.records import TABLES
 from engine.seedio import SeedError, read_csv, rows_from_records
 
 Source = Union[str, Path, bytes]
 
 __all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_perf_analyzer",
-           "import_model_analyzer", "placement_error", "check_rows", "read_bytes", "decode"]
+           "import_model_analyzer", "import_upload", "check_upload_limits", "placement_error", "check_rows",
+           "read_bytes", "decode"]
 
 
 class ImportFailed(ValueError):
@@ -256,8 +258,42 @@ IMPORT_FORMATS = {
 }
 
 
-def import_upload(store, fmt: str, data: bytes, name: str, given: dict) -> ImportResult:
-    """Import uploaded bytes in one of IMPORT_FORMATS; `given` holds the fields the format needs."""
+def _data_rows(data: bytes, fmt: str, limit: int) -> Optional[int]:
+    """Data rows of an upload, counted without parsing it: Parquet from its footer (None if it has no readable
+    footer: the parser will say why), text as lines under the header, the records only when the lines are over
+    `limit` (a quoted field may hold a line break)."""
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(pa.BufferReader(data)).metadata.num_rows
+        except (pa.ArrowException, OSError):
+            return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1) - 1
+    if lines <= limit:
+        return lines
+    text = data.decode("utf-8-sig", errors="replace")
+    return sum(1 for rec in csv.reader(text.splitlines(keepends=True)) if rec) - 1
+
+
+def check_upload_limits(data: bytes, fmt: str, name: str, limits: UploadLimits) -> None:
+    """Refuse an upload over the size or row limit (engine.hosting) before anything parses it."""
+    if len(data) > limits.max_bytes:
+        size = math.ceil(len(data) / 2**20 * 10) / 10  # rounded up: a file just over 1 MB must not read "1.0 MB"
+        raise ImportFailed(f"{name}: the file is {size:.1f} MB, over the upload limit of {limits.max_mb} MB "
+                           "(split it, or ask whoever runs this app to raise KNEEPOINT_MAX_UPLOAD_MB)")
+    rows = _data_rows(data, fmt, limits.max_rows)
+    if rows is not None and rows > limits.max_rows:
+        raise ImportFailed(f"{name}: the file has {rows:,} rows, over the upload limit of {limits.max_rows:,} rows "
+                           "(split it, or ask whoever runs this app to raise KNEEPOINT_MAX_UPLOAD_ROWS)")
+
+
+def import_upload(store, fmt: str, data: bytes, name: str, given: dict,
+                  limits: Optional[UploadLimits] = None) -> ImportResult:
+    """Import uploaded bytes in one of IMPORT_FORMATS; `given` holds the fields the format needs. A file over
+    `limits` (default: engine.hosting's) is refused before it is parsed."""
+    check_upload_limits(data, fmt, name, limits or UploadLimits())
     if fmt == "perf-analyzer":
         return import_perf_analyzer(store, data, name=name, **given)
     if fmt == "model-analyzer":

@@ -9,7 +9,7 @@ from engine.profiles.views import series_knees
 from engine.records import TABLES, Provenance
 from engine.seedio import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.session import get_book, get_store, partition_view
+from ui.session import get_book, get_store, hosting, partition_view
 
 store = get_store()
 st.title("Latency profiles")
@@ -93,11 +93,15 @@ with slices:
 
 with io:
     st.subheader("Import measurements")
+    settings = hosting()
+    limits = settings.limits
+    kept = ("Imported rows are yours alone: they stay in this browser session, beside the shared tables, and go "
+            "when it ends." if settings.hosted else "Imported rows sit beside the seed tables and survive a rebuild.")
     st.caption("An import is all or nothing: a bad row rejects the whole file, with its line and field, and "
-               "nothing is written. Imported rows sit beside the seed tables and survive a rebuild.")
+               f"nothing is written. {kept} Files up to {limits.max_mb} MB and {limits.max_rows:,} rows.")
     fmt = st.radio("File format", list(IMPORT_FORMATS), horizontal=True, key="imp_format",
                    format_func=IMPORT_FORMATS.get)
-    upload = st.file_uploader("File", type=["csv", "parquet"], key="imp_file")
+    upload = st.file_uploader("File", type=["csv", "parquet"], key="imp_file", max_upload_size=limits.max_mb)
     given = {}
     if fmt in ("perf-analyzer", "model-analyzer"):
         c1, c2, c3, c4 = st.columns(4)
@@ -121,7 +125,7 @@ with io:
             st.error("Model name: give the model these measurements are of (e.g. resnet50).")
         else:
             try:
-                result = import_upload(store, fmt, upload.getvalue(), upload.name, given)
+                result = import_upload(store, fmt, upload.getvalue(), upload.name, given, limits)
             except (ImportFailed, StoreError, SeedError) as e:
                 st.error(f"Nothing was imported. {e}")
             else:

@@ -10,7 +10,7 @@ from engine.scenario import load_scenario
 from ui.session import get_book, get_store
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)  # hosted: a session that imports gets its own version
 def _ctx(version: tuple) -> Context:
     return Context.from_store(get_store(), book=get_book())  # one profile book per data version
 

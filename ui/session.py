@@ -1,16 +1,56 @@
-"""Process-wide resources for the Streamlit app (cached once per server process)."""
+"""Process-wide resources for the Streamlit app (cached once per server process), and each session's view of them.
+
+Outside hosted mode every session reads and writes the one store of the process, as `make run` does. In hosted
+mode (engine.hosting) the process-wide store is shared read-only and each session works on its own overlay of
+it, kept in that session's state, so one visitor's imports never show up for another.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
+from engine.hosting import SECRET_HOSTED, SECRET_PASSWORD, HostingSettings, SettingsError, hosting_settings
 from engine.profiles import ProfileBook
 from engine.store import Store
+from engine.store.overlay import SessionOverlay
+
+_OVERLAY = "_kneepoint_overlay"  # session_state key of this session's overlay (hosted mode)
+
+
+def _secrets() -> dict:
+    """The hosting keys of st.secrets; {} when the app has no secrets file."""
+    try:
+        return {k: st.secrets[k] for k in (SECRET_HOSTED, SECRET_PASSWORD) if k in st.secrets}
+    except FileNotFoundError:  # Streamlit's "no secrets" error; it is also raised for a file it cannot parse
+        present = [f for f in st.get_option("secrets.files") if Path(f).exists()]
+        if present:  # refuse rather than run without the password the file may hold
+            raise SettingsError(f"the secrets file {present[0]} cannot be read; check its TOML syntax") from None
+        return {}
+
+
+def hosting() -> HostingSettings:
+    """This deployment's hosting settings (engine.hosting), from st.secrets and the environment; SettingsError
+    names a bad value."""
+    return hosting_settings(secrets=_secrets())
 
 
 @st.cache_resource(show_spinner="Building the profile database from the seed tables...")
+def _shared_store(hosted: bool) -> Store:
+    return Store.hosted() if hosted else Store()
+
+
 def get_store() -> Store:
-    return Store()
+    """The store this session reads and writes: the process's store, or in hosted mode this session's overlay."""
+    hosted = hosting().hosted
+    shared = _shared_store(hosted)
+    if not hosted:
+        return shared
+    view = st.session_state.get(_OVERLAY)
+    if view is None or view.base is not shared:  # first call of the session, or the shared store was reopened
+        view = st.session_state[_OVERLAY] = shared.overlay()
+    return view
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -31,6 +71,8 @@ def sidebar_store_info(store: Store) -> None:
         st.code(str(store.path), language=None)
         if store.rebuilt_because:
             st.caption(f"Built at start-up: {store.rebuilt_because}.")
+        if isinstance(store, SessionOverlay):
+            st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
         counts = store.counts()
         st.dataframe({"table": list(counts), "rows": list(counts.values())}, hide_index=True,
                      key="sidebar_counts")

@@ -39,6 +39,11 @@ __all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "ENV_DB", "resolve
 
 # --------------------------------------------------------------------------- store
 
+def _user_dir_of(db_path: Path) -> Path:
+    """Where a database's user rows and saved scenarios go: `<db>-user/` beside it."""
+    return db_path.with_name(db_path.stem + "-user")
+
+
 class Store:
     """A handle on the profile database. Thread-safe: each query uses its own cursor.
 
@@ -49,22 +54,51 @@ class Store:
     file lock, re-read the file, and replace it atomically, so two processes
     adding rows at once lose nothing; readers pick up another process's writes
     on their next query. Each table the engine reads is a view over both parts.
+
+    Saved scenarios live in `scenarios_dir` ("default": the same directory as the user rows). A hosted
+    deployment opens the shared store with `Store.hosted()` and gives every session its own `overlay()`.
     """
 
     def __init__(self, path: Optional[Path] = None, seed_dir: Path = SEED_DIR,
-                 user_dir: Optional[Path] | str = "default"):
+                 user_dir: Optional[Path] | str = "default", scenarios_dir: Optional[Path] | str = "default"):
         self.path = Path(path) if path is not None else resolve_db_path()
         self.seed_dir = seed_dir
-        self.user_dir = (self.path.with_name(self.path.stem + "-user") if user_dir == "default"
+        self.user_dir = (_user_dir_of(self.path) if user_dir == "default"
                          else (Path(user_dir) if user_dir is not None else None))
         self.rebuilt_because: Optional[str] = None
-        self._lock = threading.RLock()
-        self._loaded_mtime: dict[str, float] = {}
-        #: named scenarios saved by users (list, save, get, rename, delete), beside the user rows
-        self.saved_scenarios = ScenarioShelf(self.user_dir)
+        self._init_handle()
+        #: named scenarios saved by users (list, save, get, rename, delete), beside the user rows by default
+        self.saved_scenarios = ScenarioShelf(self.user_dir if scenarios_dir == "default" else scenarios_dir)
+        #: overlays that have gone, whose in-memory databases are detached at the next overlay() (not from the GC)
+        self._retired: list[str] = []
         self._con = self._open()
         # close the DuckDB connection when the handle goes away or at exit (not at an arbitrary later GC)
         weakref.finalize(self, self._con.close)
+
+    @classmethod
+    def hosted(cls, path: Optional[Path] = None, seed_dir: Path = SEED_DIR) -> "Store":
+        """The store a hosted deployment shares between sessions: the seed tables read-only and no user rows
+        (each session imports into its own overlay()); saved scenarios, the one thing sessions share, are
+        kept beside the database (a temporary directory when the application directory is read-only)."""
+        path = Path(path) if path is not None else resolve_db_path()
+        return cls(path, seed_dir, user_dir=None, scenarios_dir=_user_dir_of(path))
+
+    def _init_handle(self) -> None:
+        """State every handle has, a store or an overlay of one."""
+        self._lock = threading.RLock()
+        self._loaded_mtime: dict[str, float] = {}
+        # rows kept only in memory (no user_dir) have no file time to version them: count the writes instead,
+        # tagged with a token of this handle, so two handles' versions are equal only while both have none
+        self._memory_writes = 0
+        self._token = uuid.uuid4().hex[:12]
+
+    def overlay(self) -> "Store":
+        """A private view for one session: this store's tables plus the rows added through the view, kept in
+        an in-memory database attached beside the seed, seen by no other view and gone with the view. Writes
+        never reach this store or its files; saved scenarios are this store's (shared). See SessionOverlay."""
+        from engine.store.overlay import SessionOverlay
+
+        return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         reason = self._staleness()
@@ -190,6 +224,7 @@ class Store:
                         self._persist(table)
                         written.append(table)
                     con.execute("COMMIT")
+                    self._note_memory_write()
                 except (duckdb.Error, OSError) as e:
                     con.execute("ROLLBACK")
                     for table in written:  # put back the files already replaced
@@ -236,13 +271,22 @@ class Store:
             n = int(self._con.execute(f'SELECT count(*) FROM "user_{table}"').fetchone()[0])
             self._con.execute(f'DELETE FROM "user_{table}"')
             self._persist(table)
+            self._note_memory_write()
         return n
+
+    def _note_memory_write(self) -> None:
+        if self.user_dir is None:
+            self._memory_writes += 1
+
+    def _memory_version(self) -> tuple:
+        return (("memory", self._token, self._memory_writes),) if self._memory_writes else ()
 
     def version(self) -> tuple:
         """Changes whenever the data the engine reads changes (seed rebuild or a user write)."""
         for table in USER_TABLES:
             self._reload_user(table)
-        return (str(self.path), seed_hash(self.seed_dir), tuple(sorted(self._loaded_mtime.items())))
+        return (str(self.path), seed_hash(self.seed_dir), tuple(sorted(self._loaded_mtime.items()))) \
+            + self._memory_version()
 
     def user_rows(self, table: str) -> pd.DataFrame:
         """The user's own rows of `table` (imports, profiler output), without the seed rows."""
