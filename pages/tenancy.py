@@ -17,8 +17,9 @@ st.title("Tenancy")
 st.caption("Tenants per device and what each one sees: MIG instances, GPU% (MPS) shares with the knee GPU%, "
            "Multi-Model and Param-Share, oversubscription, and what changing a share costs.")
 
-KEYS = ("ten_model", "ten_mig_gpu", "ten_share_gpu", "ten_batch", "ten_deadline", "ten_rate", "ten_buffer",
-        "ten_weights", "ten_fpga_ms", "ten_cpu_ms", "ten_sparsity")
+KEYS = ("ten_model", "ten_mig_gpu", "ten_share_gpu", "ten_within", "ten_batch", "ten_deadline", "ten_rate",
+        "ten_buffer", "ten_weights", "ten_fpga_ms", "ten_cpu_ms", "ten_sparsity")
+WHOLE_GPU = "the whole GPU"
 MIG_GPUS = [s for s in book.catalog.skus if book.catalog.gpu(s).mig_capable]
 
 
@@ -26,6 +27,7 @@ def _defaults() -> dict:
     s = current_scenario(book)
     sku = s.gpu.sku if s.gpu is not None else MIG_GPUS[0]
     return {"ten_model": s.model, "ten_mig_gpu": sku if sku in MIG_GPUS else MIG_GPUS[0], "ten_share_gpu": sku,
+            "ten_within": WHOLE_GPU,
             "ten_batch": 8, "ten_deadline": float(s.workload.sla.latency_ms or 30.0),
             "ten_rate": float(s.workload.arrival.rate_rps), "ten_buffer": 0.0, "ten_weights": True,
             "ten_fpga_ms": 0.0, "ten_cpu_ms": 0.0, "ten_sparsity": 0.6}
@@ -59,6 +61,12 @@ c[0].selectbox("Model", sorted(book.model_names), key="ten_model")
 c[1].selectbox("GPU for MIG", MIG_GPUS, key="ten_mig_gpu")
 c[2].selectbox("GPU for GPU% sharing", book.catalog.skus, key="ten_share_gpu")
 c[3].button("Reset", key="ten_reset", on_click=_reset)
+share_gpu = book.catalog.gpu(st.session_state["ten_share_gpu"])
+within = [WHOLE_GPU] + ([p.name for p in share_gpu.profiles] if share_gpu.mig_capable else [])
+if st.session_state.get("ten_within") not in within:
+    st.session_state["ten_within"] = WHOLE_GPU
+st.selectbox("GPU% shares of", within, key="ten_within",
+             help="MPS shares of the whole GPU, or of one MIG slice (MPS inside a MIG instance)")
 c = st.columns(5)
 c[0].number_input("Batch (items)", 1, 1024, key="ten_batch")
 c[1].number_input("Deadline (ms)", 0.0, 1e5, key="ten_deadline", help="latency bound for Multi-Model")
@@ -84,11 +92,13 @@ else:
                f"of {batch}; the line is what all tenants of that profile serve together, batches back to back.")
     st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, key="ten_mig_table")
 
-st.subheader(f"GPU% sharing on {st.session_state['ten_share_gpu']}")
+st.subheader(f"GPU% sharing on {st.session_state['ten_share_gpu']}"
+             + ("" if st.session_state["ten_within"] == WHOLE_GPU else f", inside one {st.session_state['ten_within']}"))
 try:
     ov = overview_cached(model, st.session_state["ten_share_gpu"], float(st.session_state["ten_deadline"]), batch,
                          float(st.session_state["ten_rate"]) or None, st.session_state["ten_buffer"] or None,
-                         bool(st.session_state["ten_weights"]))
+                         bool(st.session_state["ten_weights"]),
+                         None if st.session_state["ten_within"] == WHOLE_GPU else st.session_state["ten_within"])
 except (TenancyError, ProfileError, ValueError) as e:
     st.error(f"GPU% sharing: {e}")
     st.stop()

@@ -35,14 +35,15 @@ def test_defaults_show_every_panel(tenancy):
 @pytest.mark.parametrize("key,value", [("ten_model", "bert-large"), ("ten_mig_gpu", "A30-24GB"),
                                        ("ten_share_gpu", "T4-16GB"), ("ten_batch", 32), ("ten_deadline", 5.0),
                                        ("ten_rate", 800.0), ("ten_buffer", 1475.0), ("ten_weights", False),
-                                       ("ten_fpga_ms", 2.5), ("ten_cpu_ms", 20.0), ("ten_sparsity", 0.7)])
+                                       ("ten_fpga_ms", 2.5), ("ten_cpu_ms", 20.0), ("ten_sparsity", 0.7),
+                                       ("ten_within", "3g.40gb")])
 def test_each_widget_reruns(tenancy, key, value):
-    kind = {"ten_model": "selectbox", "ten_mig_gpu": "selectbox", "ten_share_gpu": "selectbox",
+    kind = {"ten_model": "selectbox", "ten_mig_gpu": "selectbox", "ten_share_gpu": "selectbox", "ten_within": "selectbox",
             "ten_weights": "toggle", "ten_sparsity": "slider"}.get(key, "number_input")
     before = _metrics(tenancy)
     getattr(tenancy, kind)(key=key).set_value(value).run()
     assert not tenancy.exception, tenancy.exception
-    if key in ("ten_batch", "ten_buffer", "ten_share_gpu"):
+    if key in ("ten_batch", "ten_buffer", "ten_share_gpu", "ten_within"):
         assert _metrics(tenancy) != before
 
 

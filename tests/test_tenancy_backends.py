@@ -40,3 +40,17 @@ def test_backend_view_uses_given_times_and_says_when_it_stands_in(book):
     assert len(stand_in.notes) == 2 and stand_in.fpga_ms == stand_in.gpu_ms
     with pytest.raises(TenancyError, match="fpga_ms must be above 0"):
         backend_view(book, "resnet50", "A100-SXM4-80GB", fpga_ms=-1.0)
+
+
+def test_gpu_pct_inside_a_mig_slice(book):
+    from engine.tenancy.gpu_share import latency_vs_gpu_pct
+
+    sku = "A100-SXM4-80GB"
+    assert book.sm_count(sku, "3g.40gb/mps:50") == pytest.approx(book.sm_count(sku, "3g.40gb") / 2)
+    assert book.memory_mb(sku, "3g.40gb/mps:50") == book.memory_mb(sku, "3g.40gb")
+    curve = latency_vs_gpu_pct(book, "resnet50", sku, batch=8, step=25, mig_profile="3g.40gb")
+    whole_slice = book.predict("resnet50", sku, "3g.40gb", 8).mean_s * 1e3
+    assert curve.mig_profile == "3g.40gb" and curve.at(100).mean_ms == pytest.approx(whole_slice, rel=1e-6)
+    assert curve.at(25).mean_ms > curve.at(50).mean_ms > curve.at(100).mean_ms
+    with pytest.raises(Exception, match="not a partition"):
+        latency_vs_gpu_pct(book, "resnet50", "T4-16GB", mig_profile="1g.5gb")

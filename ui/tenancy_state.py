@@ -21,14 +21,15 @@ def mig_cached(model: str, sku: str, batch: int):
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _overview(model: str, sku: str, deadline_ms: float, batch: int, rate_rps: float, buffer_mb, share_weights: bool,
-              version: tuple):
+              mig_profile, version: tuple):
     return tenancy_overview(get_book(), model, sku, deadline_ms, batch=batch, rate_rps=rate_rps, buffer_mb=buffer_mb,
-                            share_weights=share_weights)
+                            share_weights=share_weights, mig_profile=mig_profile)
 
 
 def overview_cached(model: str, sku: str, deadline_ms: float, batch: int, rate_rps: float, buffer_mb,
-                    share_weights: bool):
-    return _overview(model, sku, deadline_ms, batch, rate_rps, buffer_mb, share_weights, get_store().version())
+                    share_weights: bool, mig_profile=None):
+    return _overview(model, sku, deadline_ms, batch, rate_rps, buffer_mb, share_weights, mig_profile,
+                     get_store().version())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -105,25 +105,33 @@ class ProfileBook:
         return ["full"] + [p.name for p in gpu.profiles]
 
     def sm_count(self, sku: str, partition: str) -> float:
+        """SMs of a partition: 'full', a MIG profile, 'mps:N' (N% of the whole GPU) or 'PROFILE/mps:N'
+        (N% of a MIG slice: MPS inside a MIG instance)."""
         gpu = self.gpu(sku)
         if partition == "full":
             return float(gpu.sm_count)
-        if partition.startswith("mps:"):
-            pct = float(partition[4:])
+        base, sep, share = partition.rpartition("mps:")
+        if sep:
+            try:
+                pct = float(share)
+            except ValueError:
+                raise ProfileError(f"partition {partition!r}: GPU% must be a number") from None
             if not 0 < pct <= 100:
                 raise ProfileError(f"partition {partition!r}: GPU% must be in 1..100")
-            return gpu.sm_count * pct / 100
+            whole = float(gpu.sm_count) if not base else self.sm_count(sku, base.rstrip("/"))
+            return whole * pct / 100
         try:
             return float(gpu.profile(partition).sm_count)
         except UnknownNameError:
             raise ProfileError(f"{partition!r} is not a partition of {sku}; valid: "
-                               f"{', '.join(self.partitions(sku))}, or mps:N") from None
+                               f"{', '.join(self.partitions(sku))}, mps:N, or PROFILE/mps:N") from None
 
     def memory_mb(self, sku: str, partition: str) -> float:
         gpu = self.gpu(sku)
-        if partition == "full" or partition.startswith("mps:"):
+        base = partition.rpartition("mps:")[0].rstrip("/") if "mps:" in partition else partition
+        if base in ("full", ""):
             return gpu.memory_gb * MB_PER_GIB  # "80GB" boards carry 80 GiB
-        return gpu.profile(partition).memory_gib * MB_PER_GIB
+        return gpu.profile(base).memory_gib * MB_PER_GIB
 
     def memory_limit(self, model: str, sku: str, partition: str, input_len: Optional[float] = None) -> Optional[int]:
         """Largest batch with weights + batch x activation memory within the partition (None if unknown).
@@ -188,7 +196,7 @@ class ProfileBook:
         have = set(self.points.loc[(self.points["model"] == model) & (self.points["sku"] == sku), "partition"])
         if "full" in have:
             return "full"
-        mig = [p for p in have if not p.startswith("mps:")]
+        mig = [p for p in have if "mps:" not in p]
         if mig:
             return max(mig, key=lambda p: self.sm_count(sku, p))
         return None

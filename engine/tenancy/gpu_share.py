@@ -55,6 +55,7 @@ class GpuShareCurve(BaseModel):
 
     model: str
     sku: str
+    mig_profile: Optional[str] = None  # the MIG slice the shares divide (None: the whole GPU)
     batch: int
     percentile: int
     input_len: Optional[float]
@@ -100,11 +101,13 @@ def share_grid(step: int = DEFAULT_STEP_PCT) -> tuple[int, ...]:
 
 def latency_vs_gpu_pct(book, model: str, sku: str, batch: int = 8, step: int = DEFAULT_STEP_PCT,
                        percentile: int = 99, input_len: Optional[float] = None, precision: Optional[str] = None,
-                       framework: Optional[str] = None) -> GpuShareCurve:
+                       framework: Optional[str] = None, mig_profile: Optional[str] = None) -> GpuShareCurve:
     """Mean and tail latency (ms) of one batch at each GPU% of `share_grid(step)`.
 
-    Each share is the book's partition f"mps:{pct}": measured points if the store has them, else the
-    slice law t(b; s) = t_fixed + b / (s T) with s = GPU%/100 (DESIGN.md section 5; seed Sec IV-A).
+    Each share is the book's partition f"mps:{pct}" (or f"{mig_profile}/mps:{pct}": MPS inside one MIG
+    slice, the share taken of that slice's SMs): measured points if the store has them, else the
+    slice law t(b; s) = t_fixed + b / (s T) with s = the share's SMs over the reference's (DESIGN.md
+    section 5; seed Sec IV-A).
     Shares the book refuses (the batch lies beyond what the reference curve supports at that share)
     are listed in `refused`, never extrapolated.
     """
@@ -112,11 +115,13 @@ def latency_vs_gpu_pct(book, model: str, sku: str, batch: int = 8, step: int = D
     if percentile not in PERCENTILES:
         raise TenancyError(f"percentile must be one of {', '.join(map(str, PERCENTILES))}, got {percentile!r}")
     book.gpu(sku)  # an unknown GPU is a ProfileError naming the valid ones, before any share
+    if mig_profile:
+        book.sm_count(sku, mig_profile)  # likewise an unknown (or non-MIG) slice
     points, refused, last = [], [], None
     for pct in share_grid(step):
         try:
-            p = book.predict(model, sku, f"mps:{pct}", batch, input_len=input_len, precision=precision,
-                             framework=framework)
+            part = f"{mig_profile}/mps:{pct}" if mig_profile else f"mps:{pct}"
+            p = book.predict(model, sku, part, batch, input_len=input_len, precision=precision, framework=framework)
         except ValueError as e:  # ProfileError, or the slice law refusing a one-point reference
             refused.append(RefusedShare(gpu_pct=pct, reason=str(e)))
             continue
@@ -125,7 +130,8 @@ def latency_vs_gpu_pct(book, model: str, sku: str, batch: int = 8, step: int = D
                                     throughput_items_per_s=p.throughput, provenance=p.provenance))
     if last is None:
         raise TenancyError(f"no GPU% share of {sku} answers for {model} at batch {batch}: {refused[-1].reason}")
-    return GpuShareCurve(model=model, sku=sku, batch=batch, percentile=percentile, input_len=last.input_len,
+    return GpuShareCurve(model=model, sku=sku, mig_profile=mig_profile, batch=batch, percentile=percentile,
+                         input_len=last.input_len,
                          points=tuple(points), refused=tuple(refused), reference=last.reference,
                          fit_rms_rel_error=last.fit_rms_rel_error, sources=last.sources)
 

@@ -52,14 +52,17 @@ class TenancyOverview(BaseModel):
 
 
 def share_panel(book, model: str, sku: str, batch: int = 8, step: int = DEFAULT_STEP_PCT, percentile: int = 99,
-                threshold: float = KNEE_GAIN_THRESHOLD, input_len: Optional[float] = None) -> SharePanel:
-    """Latency vs GPU% and its knee GPU%."""
-    curve = latency_vs_gpu_pct(book, model, sku, batch=batch, step=step, percentile=percentile, input_len=input_len)
+                threshold: float = KNEE_GAIN_THRESHOLD, input_len: Optional[float] = None,
+                mig_profile: Optional[str] = None) -> SharePanel:
+    """Latency vs GPU% (of the whole GPU, or of one MIG slice) and its knee GPU%."""
+    curve = latency_vs_gpu_pct(book, model, sku, batch=batch, step=step, percentile=percentile, input_len=input_len,
+                               mig_profile=mig_profile)
     return SharePanel(curve=curve, knee=knee_gpu_pct(curve, threshold))
 
 
 def memory_panel(book, model: str, sku: str, batch: int = 8, weights_mb: Optional[float] = None,
-                 buffer_mb: Optional[float] = None, gpu_memory_mb: Optional[float] = None) -> MemoryPanel:
+                 buffer_mb: Optional[float] = None, gpu_memory_mb: Optional[float] = None,
+                 mig_profile: Optional[str] = None) -> MemoryPanel:
     """Param-Share fit; sizes not given come from the store (models table, GPU catalogue).
 
     The default buffer is batch x the model's activation estimate only; a real instance also holds a
@@ -72,10 +75,10 @@ def memory_panel(book, model: str, sku: str, batch: int = 8, weights_mb: Optiona
         raise TenancyError(f"model {model!r} has no row in the models table; give weights_mb and buffer_mb")
     w_from = "given" if weights_mb is not None else "models table (params x 2 B)"
     b_from = "given" if buffer_mb is not None else f"estimate: batch {batch} x activation MB per sample only"
-    m_from = "given" if gpu_memory_mb is not None else f"{sku} memory"
+    m_from = "given" if gpu_memory_mb is not None else f"{sku} {mig_profile or ''} memory".replace("  ", " ")
     w = float(row["weights_mb"]) if weights_mb is None else weights_mb
     b = batch * float(row["activation_mb_per_sample"]) if buffer_mb is None else buffer_mb
-    m = book.memory_mb(sku, "full") if gpu_memory_mb is None else gpu_memory_mb
+    m = book.memory_mb(sku, mig_profile or "full") if gpu_memory_mb is None else gpu_memory_mb
     fit = param_share_fit(m, w, b)
     return MemoryPanel(fit=fit, weights_from=w_from, buffer_from=b_from, memory_from=m_from,
                        standby_extra_mb_without=standby_extra_mb(w, b, shared=False),
@@ -88,7 +91,7 @@ def tenancy_overview(book, model: str, sku: str, deadline_ms: float, batch: int 
                      weights_mb: Optional[float] = None, buffer_mb: Optional[float] = None,
                      gpu_memory_mb: Optional[float] = None, share_weights: bool = True,
                      oversubscribe_pct: Optional[int] = None, load_s: float = RESTART_LOAD_S,
-                     switch_s: float = STANDBY_SWITCH_S) -> TenancyOverview:
+                     switch_s: float = STANDBY_SWITCH_S, mig_profile: Optional[str] = None) -> TenancyOverview:
     """Every Tenancy panel for one (model, GPU, batch).
 
     Multi-Model is capped by what fits in memory (with shared weights when `share_weights`); the
@@ -96,8 +99,8 @@ def tenancy_overview(book, model: str, sku: str, deadline_ms: float, batch: int 
     total; the reconfiguration is priced at `rate_rps`, else at the best plan's throughput.
     """
     positive("deadline_ms", deadline_ms)
-    share = share_panel(book, model, sku, batch, step, percentile, threshold, input_len)
-    memory = memory_panel(book, model, sku, batch, weights_mb, buffer_mb, gpu_memory_mb)
+    share = share_panel(book, model, sku, batch, step, percentile, threshold, input_len, mig_profile)
+    memory = memory_panel(book, model, sku, batch, weights_mb, buffer_mb, gpu_memory_mb, mig_profile)
     fits = memory.fit.with_sharing if share_weights else memory.fit.without
     if fits < 1:
         raise TenancyError(f"not one instance of {model} fits in {memory.fit.gpu_memory_mb:,.0f} MB "
