@@ -73,7 +73,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 def cmd_load(args: argparse.Namespace) -> int:
     row = _store().saved_scenarios.get(args.name)
     if args.output:
-        from engine.report.export import write_atomic
+        from engine.exporters import write_atomic
 
         write_atomic(Path(args.output), (row.scenario + "\n").encode())
         print(f"wrote {args.output}")

@@ -97,7 +97,9 @@ def parquet_bytes(rows: list, model) -> bytes:
     return sink.getvalue()
 
 
-def _write(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same directory and a rename, so a reader never
+    sees a partly written file and a failure leaves nothing behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -113,7 +115,7 @@ def export_table(store, table: str, path: Path | str, fmt: str = "csv", user_onl
         raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     rows = store_rows(store, table, user_only)
     model = TABLES[table][0]
-    _write(Path(path), csv_bytes(rows, model) if fmt == "csv" else parquet_bytes(rows, model))
+    write_atomic(Path(path), csv_bytes(rows, model) if fmt == "csv" else parquet_bytes(rows, model))
     return len(rows)
 
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import uuid
 import zipfile
 from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.exporters import write_atomic
 from engine.report import tables as tables_mod
 from engine.report.build import Report
 from engine.report.figures import report_figures
@@ -32,17 +31,6 @@ class ExportResult(BaseModel):
 
     written: tuple[str, ...]
     notes: tuple[str, ...]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def scenarios_json(report: Report) -> bytes:
