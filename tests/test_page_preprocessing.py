@@ -1,32 +1,19 @@
 """The Preprocessing page under AppTest: defaults, widgets, invalid input, URL state, reset."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.urlstate import decode, encode
-from tests.conftest import ROOT
-
-APP, PAGE = str(ROOT / "app.py"), str(ROOT / "pages" / "preprocessing.py")
-
-
-def open_page(token=None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if token:
-        at.query_params["s"] = token
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    return at
+from tests.pagetest import metrics, query_token
+from tests.pagetest import open_page as _open
 
 
-def metrics(at) -> dict:
-    return {m.label: m.value for m in at.metric}
+def open_page(token=None):
+    return _open("preprocessing.py", {"s": token} if token else None)
 
 
-def token(at) -> str:
-    s = at.query_params["s"]
-    return s[0] if isinstance(s, list) else s
+token = query_token
 
 
 @pytest.fixture
