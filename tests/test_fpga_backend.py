@@ -80,9 +80,9 @@ def test_capacity_is_threads_over_per_request_time(ctx, boards, acc, threads, sp
     c = boards * acc * threads
     e = evaluate(s, ctx, rate=0.5 * c / t)
     assert len(e.partitions) == c
-    assert e.stage_capacity_rps["gpu"] == pytest.approx(c / t, rel=1e-9)
-    assert e.bottleneck == "gpu" and e.capacity_rps == pytest.approx(c / t, rel=1e-9)
-    assert e.utilization["gpu"] == pytest.approx(0.5, rel=1e-6)
+    assert e.stage_capacity_rps["fpga"] == pytest.approx(c / t, rel=1e-9)
+    assert e.bottleneck == "fpga" and e.capacity_rps == pytest.approx(c / t, rel=1e-9)
+    assert e.utilization["fpga"] == pytest.approx(0.5, rel=1e-6)
     assert e.latency_ms["mean"] >= t * 1e3  # never faster than the thread's own time
     table = fpga_tenancy_table(ms, sparsity, boards=boards, accelerators_per_board=acc, threads=[threads])
     assert table.throughput_rps.iloc[0] == pytest.approx(e.capacity_rps)
@@ -96,7 +96,7 @@ def test_model_threads_and_query_size_scale_capacity(ctx, n, q):
     t = service_time(10.0, 6, 0.6).ms_per_request / 1e3
     design = build_design(s, ctx)
     assert design.gpu.policy.value == "none" and all(p.max_batch == q for p in design.gpu.partitions)
-    assert evaluate(s, ctx).stage_capacity_rps["gpu"] == pytest.approx(n / (q * t), rel=1e-9)
+    assert evaluate(s, ctx).stage_capacity_rps["fpga"] == pytest.approx(n / (q * t), rel=1e-9)
 
 
 def test_batching_policy_is_noted_not_applied(ctx):
@@ -121,7 +121,7 @@ def test_default_host_path_can_bind_before_the_threads(ctx):
     s = load_scenario({"model": "resnet50", "fpga": {"ms_per_request": 20.0}, "preprocessing": {"device": "none"},
                        "host": {"cpu_cores": 32}}, ctx.book)
     e = evaluate(s, ctx)
-    assert e.bottleneck != "gpu" and e.capacity_rps < e.stage_capacity_rps["gpu"]
+    assert e.bottleneck != "fpga" and e.capacity_rps < e.stage_capacity_rps["fpga"]
 
 
 def test_simulator_runs_an_fpga_scenario(ctx):
@@ -133,7 +133,7 @@ def test_simulator_runs_an_fpga_scenario(ctx):
     r = simulate(s, 30_000, ctx=ctx, seed=3, stats="numpy", rate=rate)
     assert r.stable and r.capacity_rps == pytest.approx(4 / t)
     assert r.throughput_rps == pytest.approx(rate, rel=0.03)
-    assert r.utilization["gpu"] == pytest.approx(rate * t / 4, rel=0.03)  # utilisation law: lambda t / c
+    assert r.utilization["fpga"] == pytest.approx(rate * t / 4, rel=0.03)  # utilisation law: lambda t / c
     assert r.latency_ms["mean"] >= t * 1e3 * 0.95
 
 
@@ -148,7 +148,7 @@ def test_cli_evaluate_names_the_fpga(tmp_path):
     r = subprocess.run([sys.executable, "-m", "engine", "evaluate", str(path)], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert "resnet50 on 1 x intel-pac-a10 FPGA" in r.stdout and "bottleneck gpu" in r.stdout
+    assert "resnet50 on 1 x intel-pac-a10 FPGA" in r.stdout and "bottleneck fpga" in r.stdout
 
 
 def test_design_page_opens_an_fpga_link(ctx):

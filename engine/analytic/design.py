@@ -37,6 +37,11 @@ class Design(BaseModel):
     sla_percentile: float
     notes: tuple[str, ...]
 
+    @property
+    def accelerator(self) -> str:
+        """The name of the accelerator stage in capacities, utilisations and breakdowns: 'gpu' or 'fpga'."""
+        return "fpga" if self.scenario.fpga is not None else "gpu"
+
 
 def query_size_pmf(scenario: Scenario) -> np.ndarray:
     """Items per query: fixed, a table, or log-normal discretised to 1..max_size (PARIS section V)."""

@@ -31,7 +31,7 @@ class RatePoint(BaseModel):
 def capacity(design: Design) -> tuple[float, str, dict[str, float]]:
     """(pipeline capacity in requests/s, bottleneck stage, capacity of every stage)."""
     caps = {s.name: s.capacity_rps for s in design.host_stages}
-    caps["gpu"] = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
+    caps[design.accelerator] = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
     name = min(caps, key=caps.get)
     return caps[name], name, caps
 
@@ -79,8 +79,9 @@ def at_rate(design: Design, rate: float) -> RatePoint:
         breakdown[f"{s.name}_fixed"] = s.fixed_s
         breakdown[f"{s.name}_wait"] = s.wait_mean_s
         breakdown[s.name] = s.service_s
-    breakdown.update(batching_wait=g.batching_wait_mean_s, gpu_queue=g.queue_wait_mean_s,
-                     gpu_service=g.service_mean_s)
+    acc = design.accelerator
+    breakdown.update({"batching_wait": g.batching_wait_mean_s, f"{acc}_queue": g.queue_wait_mean_s,
+                      f"{acc}_service": g.service_mean_s})
     mean = sum(breakdown.values())
     lat = {"mean": mean}
     for p in sorted(set(PERCENTILES) | {design.sla_percentile}):

@@ -51,9 +51,9 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
     pt = at_rate(design, rate)
     sla_rps = sla_bounded_rate(design)
     util = {s.name: s.utilization for s in pt.stages}
-    util["gpu"] = pt.gpu.utilization
+    util[design.accelerator] = pt.gpu.utilization
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
-        util[f"gpu:{p.label}"] = u
+        util[f"{design.accelerator}:{p.label}"] = u
     free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
     cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
     host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),

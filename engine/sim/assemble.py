@@ -80,8 +80,9 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     ready, bstart, formed = cols["ready"][measured], cols["batch_start"][measured], cols["batch_formed"][measured]
     bwait = np.maximum(0.0, np.minimum(formed, bstart) - ready)
     breakdown["batching_wait"] = float(bwait.mean()) * 1e3
-    breakdown["gpu_queue"] = float((bstart - ready - bwait).mean()) * 1e3
-    breakdown["gpu_service"] = float((cols["end"] - cols["batch_start"])[measured].mean()) * 1e3
+    acc = design.accelerator
+    breakdown[f"{acc}_queue"] = float((bstart - ready - bwait).mean()) * 1e3
+    breakdown[f"{acc}_service"] = float((cols["end"] - cols["batch_start"])[measured].mean()) * 1e3
 
     parts = design.gpu.partitions
     in_b = (log.start >= t0) & (log.start <= t1)
@@ -93,7 +94,7 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         sel = log.part == i
         u = stats.overlap(log.start[sel], log.end[sel], t0, t1) / span
         busy.append(u)
-        util[f"gpu:{p.label}"] = u
+        util[f"{design.accelerator}:{p.label}"] = u
         bi = in_b & sel
         plist.append({"label": p.label, "partition": p.name, "batch_max": plan.caps[i][0] if len(plan.caps[i]) == 1
                       else plan.caps[i], "batches": int(bi.sum()), "requests": int(log.nreq[bi].sum()),
@@ -101,7 +102,7 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
                       "mean_service_ms": float((log.end[bi] - log.start[bi]).mean() * 1e3) if bi.any() else 0.0,
                       "utilization": u, "latency_mean_ms": lat_p.get(i, (float("nan"),))[0] * 1e3,
                       "latency_p99_ms": lat_p.get(i, (0, float("nan")))[1] * 1e3})
-    util["gpu"] = float(np.mean(busy))
+    util[design.accelerator] = float(np.mean(busy))
     hist = np.bincount(log.items[in_b]) if in_b.any() else np.zeros(1, dtype=int)
     histogram = {int(s): int(c) for s, c in enumerate(hist) if c}
 
