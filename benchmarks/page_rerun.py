@@ -28,6 +28,7 @@ args = ap.parse_args()
 PAGES = {
     "pages/design.py": ("number_input", "d_rate", [2000.0, 2500.0, 3000.0, 3500.0]),
     "pages/compare.py": ("selectbox", "cmp_baseline", [0, 1, 2]),  # after loading the PREBA preset (SETUP)
+    "pages/search.py": ("number_input", "srch_confirm", [0, 1, 2]),
     "pages/partitioning.py": ("selectbox", "par_show", ["paris", "gpu-max", "random"]),
     "pages/preprocessing.py": ("number_input", "pp_cores", [16, 24, 32, 48]),
     "pages/rpc.py": ("number_input", "rpc_rate", [1000.0, 2000.0, 3000.0]),

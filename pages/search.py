@@ -1,0 +1,107 @@
+"""Search: sweep a design space around the current design; best designs, Pareto fronts, simulator check."""
+
+import json
+
+import streamlit as st
+
+from engine.profiles import ProfileError
+from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
+from engine.search import SearchError, expand, frames, parse_space
+from engine.search_charts import front_scatter
+from ui.scenarios import current_scenario, pin
+from ui.search_state import search_cached
+from ui.session import get_book
+
+book = get_book()
+st.title("Search")
+st.caption("Every combination of the alternatives below, around the design now on the Design page, evaluated "
+           "analytically: the best design under the SLA by SLA-bounded throughput and by queries per dollar, the "
+           "Pareto fronts, and the simulator's check of the top designs.")
+
+base = current_scenario(book)
+if base.gpu is None:
+    st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
+    st.stop()
+gpu = book.catalog.gpu(base.gpu.sku)
+st.markdown(f"**Around:** {base.name}: {base.model} on {base.gpu.count} x {base.gpu.sku}, "
+            f"{base.workload.arrival.rate_rps:,.0f} req/s")
+
+LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
+c = st.columns(3)
+c[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
+c[1].multiselect("Preprocessing devices", [d.value for d in PreprocessDevice], default=[d.value for d in PreprocessDevice],
+                 key="srch_pre", help="all four by default: do I need a DPU?")
+c[2].multiselect("RPC paths", [p.value for p in RpcPreset], default=[base.rpc.preset.value], key="srch_rpc")
+c = st.columns(3)
+c[0].multiselect("Batching policies", [b.value for b in BatchingPolicy], default=[base.batching.policy.value],
+                 key="srch_batch")
+c[1].multiselect("Schedulers", [s.value for s in SchedulerPolicy], default=[base.scheduler.policy.value],
+                 key="srch_sched")
+c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
+
+w = st.session_state
+space = {"name": f"around {base.name}", "base": json.loads(base.to_json()),
+         "preprocessing": w["srch_pre"] or [base.preprocessing.device.value],
+         "rpc": w["srch_rpc"] or [base.rpc.preset.value], "batching": w["srch_batch"] or [base.batching.policy.value],
+         "scheduler": w["srch_sched"] or [base.scheduler.policy.value]}
+if w["srch_layouts"] == "every maximal MIG layout":
+    space["layouts"] = "all"
+try:
+    grid = expand(parse_space(space), book)
+except (SearchError, ScenarioError, ProfileError, ValueError) as e:
+    st.error(f"This search cannot run: {e}")
+    st.stop()
+space_json = json.dumps(space, sort_keys=True)
+st.caption(f"{grid.size:,} designs (" + " x ".join(f"{len(a)} {n}" for a, n in zip(grid.axes, ("GPU set-ups",
+           "preprocessing", "RPC paths", "batching", "schedulers"))) + ").")
+
+key = (space_json, int(w["srch_confirm"]))
+if st.button("Run the search", key="srch_run", type="primary"):
+    bar = st.progress(0.0, text="searching...")
+    try:
+        result = search_cached(space_json, key[1], progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+    except (SearchError, ScenarioError, ProfileError, ValueError) as e:
+        bar.empty()
+        st.error(f"The search failed: {e}")
+        st.stop()
+    bar.empty()
+    st.session_state["srch_result"] = (key, result)
+held = st.session_state.get("srch_result")
+if not held or held[0] != key:
+    st.info("Choose the alternatives, then run the search (changing an input cancels a running one).")
+    st.stop()
+result = held[1]
+tables = frames(result)
+
+m = st.columns(3)
+for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded throughput"),
+                        (m[1], result.best_value, "Best queries per USD")):
+    if idx is None:
+        col.metric(label, "none meets the SLA")
+    else:
+        r = result.designs[idx]
+        col.metric(label, f"{r.sla_bounded_rps:,.0f} req/s" if "throughput" in label else f"{r.queries_per_usd:,.0f}")
+        col.caption(r.label)
+m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
+st.subheader("Best designs")
+st.dataframe(tables["best"], hide_index=True, key="srch_best")
+if st.button("Pin the best designs for Compare", key="srch_pin", disabled=result.best_throughput is None):
+    for idx in dict.fromkeys(i for i in (result.best_throughput, result.best_value) if i is not None):
+        c = result.candidate(idx)
+        pin(load_scenario(c.scenario_json, book).model_copy(update={"name": c.row.label[:120]}))
+    st.toast("Pinned; open Compare to see them side by side.")
+c = st.columns(2)
+for col, name, title in ((c[0], "cost-p99", "Cost against p99"), (c[1], "value-throughput",
+                                                                 "Queries per USD against SLA-bounded throughput")):
+    with col:
+        st.subheader(title)
+        st.plotly_chart(front_scatter(result, name), key=f"srch_front_{name}")
+st.caption("Grey: every design; the line joins the Pareto front (no other design is better on both axes); "
+           "stars: the best designs under the SLA.")
+if len(tables["confirmations"]):
+    st.subheader("Simulator check of the top designs")
+    st.dataframe(tables["confirmations"], hide_index=True, key="srch_conf")
+with st.expander(f"All {result.size:,} designs"):
+    st.dataframe(tables["designs"], hide_index=True, key="srch_all")
+for note in result.notes:
+    st.caption(note)
