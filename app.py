@@ -14,6 +14,7 @@ st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layo
 pages = [
     st.Page("pages/design.py", title="Design", icon=":material/tune:", url_path="designer", default=True),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare-designs"),
+    st.Page("pages/search.py", title="Search", icon=":material/travel_explore:", url_path="design-search"),
     st.Page("pages/partitioning.py", title="Partitioning", icon=":material/grid_view:", url_path="partition-plans"),
     st.Page("pages/preprocessing.py", title="Preprocessing", icon=":material/memory:", url_path="preprocessing-view"),
     st.Page("pages/rpc.py", title="RPC", icon=":material/lan:", url_path="rpc-path"),
