@@ -157,7 +157,11 @@ set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
     st.toast(f"Pinned '{scenario.name}' ({pin(scenario)} pinned); open Compare to see them side by side.")
 
-result = evaluate_cached(scenario.to_json())
+try:
+    result = evaluate_cached(scenario.to_json())
+except ValueError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
+    st.error(f"This design cannot be evaluated: {e}")
+    st.stop()
 ev, curve = result["evaluation"], result["curve"]
 pct = ev["sla"]["percentile"]
 
@@ -195,9 +199,12 @@ sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_
 if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
                f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
     bar = st.progress(0.0, text="simulating...")
-    st.session_state["d_sim_result"] = (sim_key, simulate_cached(
-        sim_key[0], SIM_FRACTIONS, sim_key[1], sim_key[2],
-        progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
+    try:
+        st.session_state["d_sim_result"] = (sim_key, simulate_cached(
+            sim_key[0], SIM_FRACTIONS, sim_key[1], sim_key[2],
+            progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
+    except ValueError as e:  # SimError and friends name the problem
+        st.error(f"The simulation could not run: {e}")
     bar.empty()
 held = st.session_state.get("d_sim_result")
 sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
