@@ -59,11 +59,10 @@ class Comparison(BaseModel):
 
 def describe(s: Scenario) -> dict[str, str]:
     """A design's inputs in words, one column per part."""
-    fpga = getattr(s, "fpga", None)
-    if s.gpu is None and fpga is not None:
-        hw = f"FPGA {getattr(fpga, 'board', 'board')}"
-        part = ", ".join(f"{k}={v}" for k, v in fpga.model_dump(exclude_defaults=False).items()
-                         if k not in ("board",) and v is not None)
+    if s.fpga is not None:
+        hw = f"{s.fpga.boards} x FPGA {s.fpga.board}"
+        part = ", ".join(f"{k}={v}" for k, v in s.fpga.model_dump().items()
+                         if k not in ("board", "boards") and v is not None)
     else:
         hw = f"{s.gpu.count} x {s.gpu.sku}"
         if s.gpu.shares:

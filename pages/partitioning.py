@@ -6,6 +6,7 @@ import streamlit as st
 from engine.catalog import validate_layout
 from engine.design_charts import slot_diagram
 from engine.partition.pack import PackingError
+from engine.partition.study import seed_like_scenario
 from engine.partition_charts import batch_pdf, bounded_bars
 from engine.profiles import ProfileError
 from engine.scenario import ScenarioError, load_scenario
@@ -54,8 +55,9 @@ if "par_model" not in st.session_state:
         except ScenarioError as e:
             st.error(f"The view in this link cannot be used: {e}")
 
-for k, v in _defaults().items():  # a widget skipped by an earlier st.stop() lost its state: restore it
-    st.session_state.setdefault(k, v)
+if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
+    for k, v in _defaults().items():
+        st.session_state.setdefault(k, v)
 
 c = st.columns([2, 2, 1, 1, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="par_model")
@@ -84,8 +86,6 @@ w = st.session_state
 query = ({"kind": "lognormal", "mu": float(w["par_mu"]), "sigma": float(w["par_sigma"]), "max_size": int(w["par_max"])}
          if w["par_dist"] == "log-normal" else {"kind": "table", "table": pairs(w["par_table"])})
 try:
-    from engine.partition.study import seed_like_scenario
-
     base = load_scenario(seed_like_scenario(book, w["par_model"], w["par_gpu"], int(w["par_count"]), query,
                                             float(w["par_sla"]) or None, float(w["par_pct"])), book)
 except (ScenarioError, ProfileError, ValueError) as e:

@@ -6,10 +6,10 @@ import streamlit as st
 
 from engine.profiles import ProfileError
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
-from engine.search import SearchError, expand, frames, parse_space
+from engine.search import SearchError, frames
 from engine.search_charts import front_scatter
 from ui.scenarios import current_scenario, pin
-from ui.search_state import search_cached
+from ui.search_state import search_cached, space_shape
 from ui.session import get_book
 
 book = get_book()
@@ -46,14 +46,14 @@ space = {"name": f"around {base.name}", "base": json.loads(base.to_json()),
          "scheduler": w["srch_sched"] or [base.scheduler.policy.value]}
 if w["srch_layouts"] == "every maximal MIG layout":
     space["layouts"] = "all"
+space_json = json.dumps(space, sort_keys=True)
 try:
-    grid = expand(parse_space(space), book)
+    size, per_axis = space_shape(space_json)
 except (SearchError, ScenarioError, ProfileError, ValueError) as e:
     st.error(f"This search cannot run: {e}")
     st.stop()
-space_json = json.dumps(space, sort_keys=True)
-st.caption(f"{grid.size:,} designs (" + " x ".join(f"{len(a)} {n}" for a, n in zip(grid.axes, ("GPU set-ups",
-           "preprocessing", "RPC paths", "batching", "schedulers"))) + ").")
+st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axis, ("GPU set-ups", "preprocessing",
+           "RPC paths", "batching", "schedulers"))) + ").")
 
 key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):

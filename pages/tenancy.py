@@ -53,8 +53,9 @@ if "ten_model" not in st.session_state:  # first run: the link's view, else from
         except ScenarioError as e:
             st.error(f"The view in this link cannot be used: {e}")
 
-for k, v in _defaults().items():  # a widget skipped by an earlier st.stop() lost its state: restore it
-    st.session_state.setdefault(k, v)
+if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
+    for k, v in _defaults().items():
+        st.session_state.setdefault(k, v)
 
 c = st.columns([2, 2, 2, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="ten_model")

@@ -7,13 +7,13 @@ import streamlit as st
 from engine.compare import compare, simulate_bounds
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
-from ui.design_state import _ctx
+from ui.design_state import context_at
 from ui.session import get_store
 
 
 @st.cache_data(max_entries=64, show_spinner="Evaluating the pinned designs...")
 def _compare(designs: tuple[str, ...], baseline: int, version: tuple):
-    ctx = _ctx(version)
+    ctx = context_at(version)
     return compare([load_scenario(d, ctx.book) for d in designs], ctx, baseline)
 
 
@@ -23,7 +23,7 @@ def compare_cached(designs: list[str], baseline: int):
 
 @st.cache_data(max_entries=16, show_spinner="Building the preset's designs...")
 def _preset(key: str, version: tuple) -> list[str]:
-    ctx = _ctx(version)
+    ctx = context_at(version)
     return [load_scenario(d, ctx.book).to_json() for d in build_preset(key, ctx)]
 
 
@@ -34,7 +34,7 @@ def preset_designs(key: str) -> list[str]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _simulated(designs: tuple[str, ...], n_requests: int, seed: int, version: tuple, _progress=None):
-    ctx = _ctx(version)
+    ctx = context_at(version)
     return simulate_bounds([load_scenario(d, ctx.book) for d in designs], ctx, n_requests, seed, _progress)
 
 

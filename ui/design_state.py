@@ -11,18 +11,19 @@ from ui.session import get_book, get_store
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # hosted: a session that imports gets its own version
-def _ctx(version: tuple) -> Context:
+def context_at(version: tuple) -> Context:
+    """The engine context of one data version (cached; every page's engine calls go through it)."""
     return Context.from_store(get_store(), book=get_book())  # one profile book per data version
 
 
 def context() -> Context:
-    return _ctx(get_store().version())
+    return context_at(get_store().version())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def evaluate_json(scenario_json: str, version: tuple) -> dict:
     """Evaluation and a 40-point analytic latency-vs-load curve up to capacity, as plain data."""
-    ctx = _ctx(version)
+    ctx = context_at(version)
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
     ev = evaluate_design(design, ctx)
@@ -42,7 +43,7 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
                _progress=None) -> dict:
     from engine.sim.sweep import sweep
 
-    ctx = _ctx(version)
+    ctx = context_at(version)
     design = build_design(load_scenario(scenario_json, ctx.book), ctx)
     cap = capacity(design)[0]
     rates = [cap * f for f in fractions]

@@ -6,13 +6,13 @@ import streamlit as st
 
 from engine.partition.study import partition_study, simulate_study
 from engine.scenario import load_scenario
-from ui.design_state import _ctx
+from ui.design_state import context_at
 from ui.session import get_store
 
 
 @st.cache_data(max_entries=32, show_spinner="Planning every partitioning policy...")
 def _study(base_json: str, max_gpcs, seed: int, version: tuple):
-    ctx = _ctx(version)
+    ctx = context_at(version)
     return partition_study(load_scenario(base_json, ctx.book), ctx, max_gpcs=max_gpcs, seed=seed)
 
 
@@ -22,7 +22,7 @@ def study_cached(base_json: str, max_gpcs, seed: int):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _sim(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float, version: tuple, _progress=None):
-    ctx = _ctx(version)
+    ctx = context_at(version)
     study = _study(base_json, max_gpcs, seed, version)
     return simulate_study(study, ctx, n_requests=n_requests, seed=seed, alpha=alpha, progress=_progress)
 
