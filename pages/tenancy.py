@@ -73,7 +73,8 @@ c[0].number_input("Batch (items)", 1, 1024, key="ten_batch")
 c[1].number_input("Deadline (ms)", 0.0, 1e5, key="ten_deadline", help="latency bound for Multi-Model")
 c[2].number_input("Request rate (req/s)", 0.0, 1e7, key="ten_rate", help="to price a GPU% change")
 c[3].number_input("Buffer per instance (MB, 0 = estimate)", 0.0, 1e6, key="ten_buffer",
-                  help="CUDA context + workspace + activations of one instance; the seed measured 1252-1475 MB")
+                  help="CUDA context + workspace + activations of one instance; measure it (the GPU-primitives seed's "
+                       "Table II measured figures are rows of data/seed/rpc_figures.csv)")
 c[4].toggle("Share weights (Param-Share)", key="ten_weights")
 st.query_params["t"] = encode_view({k: st.session_state[k] for k in KEYS})
 
@@ -148,8 +149,11 @@ else:
     c = st.columns(2)
     with c[0]:
         st.plotly_chart(fpga_threads(bv.fpga_threads), key="ten_fpga_chart")
-        st.caption("One board (8 accelerators): each extra hardware thread adds 8 tenants; co-running threads slow "
-                   "each request by the fitted slowdown (EIF Sec V-B/V-C, under 20% at 6 threads).")
+        t = bv.fpga_threads
+        acc, top = int(t["accelerators_per_board"].iloc[0]), t.iloc[-1]
+        st.caption(f"One board ({acc} accelerators): each extra hardware thread adds {acc} tenants; co-running "
+                   f"threads slow each request by the fitted slowdown (EIF Sec V-B/V-C): "
+                   f"{top['slowdown']:.1%} at {int(top['threads_per_accelerator'])} threads.")
     with c[1]:
         st.plotly_chart(cold_start(bv.cold_start), key="ten_cold_chart")
         st.caption(f"A cold request for {model} ({bv.weights_mb:,.0f} MB of weights): the FPGA streams the model "
