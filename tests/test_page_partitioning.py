@@ -52,6 +52,8 @@ def test_table_distribution_and_a_bad_one(page):
     assert not page.exception and not page.error
     page.text_input(key="par_table").set_value("1:0.5, two:0.5").run()
     assert not page.exception and any("not valid" in e.value for e in page.error)
+    message = next(e.value for e in page.error if "not valid" in e.value)
+    assert "workload.query_size.table" in message and "validation error for" not in message  # names the field
 
 
 def test_simulation_adds_fifs_and_elsa(page):

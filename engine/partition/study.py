@@ -68,17 +68,14 @@ def seed_like_scenario(book, model: str, sku: str, gpus: int, query_size: dict, 
                        percentile: float = 95.0) -> dict:
     """The seed's evaluation set-up (Sec V) as scenario data: each query runs at its own size (no batching
     across queries), no preprocessing and a local RPC path so the GPUs decide, and SLA = 1.5 x GPU(7)'s
-    latency at the largest batch unless `sla_ms` is given."""
-    sla = sla_ms if sla_ms else seed_sla_ms(book, model, sku, max_batch=_largest(query_size))
-    return {"name": f"{model} on {gpus} x {sku}", "model": model, "gpu": {"sku": sku, "count": gpus},
+    latency at the largest batch unless `sla_ms` is given. Bad parts raise ScenarioError naming the field."""
+    data = {"name": f"{model} on {gpus} x {sku}", "model": model, "gpu": {"sku": sku, "count": gpus},
             "batching": {"policy": "none"}, "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
-            "workload": {"query_size": query_size, "sla": {"latency_ms": sla, "percentile": percentile}}}
-
-
-def _largest(query_size: dict) -> int:
-    from engine.scenario import QuerySizeSpec
-
-    return QuerySizeSpec.model_validate(query_size).largest
+            "workload": {"query_size": query_size, "sla": {"percentile": percentile}}}
+    largest = load_scenario(data, book).workload.query_size.largest  # validated first, so errors name the field
+    sla = sla_ms if sla_ms else seed_sla_ms(book, model, sku, max_batch=largest)
+    data["workload"]["sla"]["latency_ms"] = sla
+    return data
 
 
 def partition_study(base: Scenario, ctx, max_gpcs: Optional[int] = None, seed: int = 0,
