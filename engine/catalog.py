@@ -17,13 +17,14 @@ from typing import Iterable, Iterator, Optional, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from engine.records import GpuRow, MigPlacementRow, MigProfileRow
+from engine.errors import KneepointError
 
 
-class LayoutError(ValueError):
+class LayoutError(KneepointError):
     """A MIG layout that cannot be placed; the message names the conflict."""
 
 
-class UnknownNameError(KeyError):
+class UnknownNameError(KneepointError, KeyError):
     """A name that is not in the catalogue; the message lists the valid ones."""
 
     def __str__(self) -> str:  # KeyError quotes its argument; we want plain text

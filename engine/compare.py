@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
 from engine.scenario import Scenario
+from engine.errors import KneepointError
 
 #: result columns compared, with whether more is better (for the sign of a delta's colour)
 RESULTS: dict[str, bool] = {
@@ -31,7 +32,7 @@ RESULTS: dict[str, bool] = {
 CURVE_POINTS = 40
 
 
-class CompareError(ValueError):
+class CompareError(KneepointError):
     """A comparison that cannot be made (no designs, a bad baseline); the message says which."""
 
 

@@ -16,6 +16,7 @@ import os
 from typing import Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from engine.errors import KneepointError
 
 ENV_HOSTED = "KNEEPOINT_HOSTED"
 ENV_PASSWORD = "KNEEPOINT_PASSWORD"
@@ -35,7 +36,7 @@ _FALSE = ("", "0", "false", "no", "off")
 __all__ = ["HostingSettings", "UploadLimits", "SettingsError", "hosting_settings", "MAX_UPLOAD_MB", "MAX_UPLOAD_ROWS"]
 
 
-class SettingsError(ValueError):
+class SettingsError(KneepointError):
     """A hosting setting has a value that cannot be used; the message names the setting and the value."""
 
 

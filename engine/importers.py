@@ -26,6 +26,7 @@ from typing import Optional, Union
 from engine.hosting import UploadLimits
 from engine.records import TABLES
 from engine.seedio import SeedError, read_csv, rows_from_records
+from engine.errors import KneepointError
 
 Source = Union[str, Path, bytes]
 
@@ -34,7 +35,7 @@ __all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_p
            "read_bytes", "decode"]
 
 
-class ImportFailed(ValueError):
+class ImportFailed(KneepointError):
     """A file that cannot be imported; the one-line message names file, line/row and field. Nothing was added."""
 
     def __init__(self, message: str):

@@ -16,11 +16,12 @@ from enum import StrEnum
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from engine.errors import KneepointError
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(KneepointError):
     """An invalid scenario; the message names the field path and the bad value."""
 
 

@@ -14,9 +14,10 @@ from typing import Callable
 from pydantic import BaseModel, ConfigDict
 
 from engine.presets import DEFAULT_SCENARIO
+from engine.errors import KneepointError
 
 
-class PresetError(ValueError):
+class PresetError(KneepointError):
     """An unknown preset, or one whose engine part cannot answer; the message says which."""
 
 

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from engine.errors import KneepointError
 
 R = TypeVar("R", bound=BaseModel)
 
 
-class SeedError(ValueError):
+class SeedError(KneepointError):
     """A row of a seed or import file that does not validate."""
 
 

@@ -16,11 +16,12 @@ import numpy as np
 from engine.analytic.gpu import GpuSide, Partition
 from engine.fpga.model import FpgaBoard, FpgaModelError, Tenancy, board, service_time, tenancy
 from engine.scenario import BatchingPolicy, FpgaSpec, PreprocessDevice, Scenario
+from engine.errors import KneepointError
 
 KNEE_RULE = "none: one request per hardware thread (EIF batch 1)"
 
 
-class FpgaSpecError(ValueError):
+class FpgaSpecError(KneepointError):
     """An fpga spec that does not fit its board or the profile store; names the field path and value."""
 
     def __init__(self, path: str, value, message: str):

@@ -18,6 +18,8 @@ from typing import Optional
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.errors import KneepointError
+
 # EIF seed, Sec V-C: eight accelerators built, up to six hardware threads each, 48 users per board.
 EIF_ACCELERATORS_PER_BOARD = 8
 EIF_THREADS_PER_ACCELERATOR = 6
@@ -32,7 +34,7 @@ BOARD_GAIN_LEAST, BOARD_GAIN_MOST = 15.7, 40.8
 PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES, PAC_A10_BOARD_W = 3, 8, 66.0
 
 
-class FpgaModelError(ValueError):
+class FpgaModelError(KneepointError):
     """A question the FPGA model cannot answer; the message names the argument and its value."""
 
 

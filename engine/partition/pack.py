@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Iterable, Mapping, Optional
 
 from engine.catalog import Gpu, MigLayout, MigProfile, PlacedInstance, UnknownNameError
+from engine.errors import KneepointError
 
 #: the search gives up (with a PackingError) after this many pattern trials, so that a
 #: pathological request fails in well under a second instead of hanging a page
@@ -33,7 +34,7 @@ MAX_TRIALS = 200_000
 _COUNT = re.compile(r"^(?P<name>.+?)x(?P<count>\d+)$")
 
 
-class PackingError(ValueError):
+class PackingError(KneepointError):
     """A multiset of MIG instances that cannot be packed; the message says which instance and why."""
 
 

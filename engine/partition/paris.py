@@ -24,6 +24,7 @@ import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from engine.errors import KneepointError
 
 #: Algorithm 1 line 8: MaxBatch_knee is where utilisation reaches 80 % (rpc_figures.csv, PARIS seed Sec IV-B)
 THRESHOLD = 0.8
@@ -31,7 +32,7 @@ THRESHOLD = 0.8
 MAX_BATCH = 32
 
 
-class ParisError(ValueError):
+class ParisError(KneepointError):
     """PARIS input that cannot be used; the message names the field and the bad value."""
 
 

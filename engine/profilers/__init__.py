@@ -11,9 +11,10 @@ ProfilerError, whose message is one line fit for the CLI's `error: ...`.
 """
 
 from __future__ import annotations
+from engine.errors import KneepointError
 
 
-class ProfilerError(ValueError):
+class ProfilerError(KneepointError):
     """A profiler cannot run; the message says why and what to do, in one line."""
 
 

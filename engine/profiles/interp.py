@@ -8,9 +8,10 @@ measured range (the caller gets an OutOfRange error naming the range).
 from __future__ import annotations
 
 import numpy as np
+from engine.errors import KneepointError
 
 
-class OutOfRange(ValueError):
+class OutOfRange(KneepointError):
     """A batch (or input length) outside the points a curve was built from."""
 
 

@@ -26,12 +26,13 @@ from engine.profiles.curves import Curve, CurveKey, curve_from_points
 from engine.profiles.interp import OutOfRange, interp_length
 from engine.profiles.knee import KneeRule, knee_curve, knee_utilization, utilization
 from engine.profiles.slicelaw import fit_slice_law
+from engine.errors import KneepointError
 
 PRECISION_PREFERENCE = ("fp16", "amp", "int8", "bf16", "tf32", "fp32")
 MB_PER_GIB = 1073.741824
 
 
-class ProfileError(ValueError):
+class ProfileError(KneepointError):
     """A profile question that has no answer; the message says why and what exists."""
 
 

@@ -19,6 +19,7 @@ from typing import Optional
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
+from engine.errors import KneepointError
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; CI installs it
 ENV_CHROMIUM = "KNEEPOINT_CHROMIUM"
@@ -27,7 +28,7 @@ SCALE = 2  # device pixels per CSS pixel: crisp PNGs for slides
 _MAX_PAGE_PX = 12_000  # figures per screenshot are limited so the page stays well inside Chromium's limits
 
 
-class StaticUnavailable(RuntimeError):
+class StaticUnavailable(KneepointError, RuntimeError):
     """Static images cannot be made here; the message says why."""
 
 

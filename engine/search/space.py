@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.catalog import LayoutError, UnknownNameError, enumerate_layouts, validate_layout
 from engine.scenario import (BatchingSpec, GpuSpec, PreprocessingSpec, RpcSpec, Scenario, ScenarioError,
                              SchedulerSpec, load_scenario)
+from engine.errors import KneepointError
 
 SCHEMA_ID = "kneepoint.search/1"
 DEFAULT_MAX_DESIGNS = 20_000
@@ -32,7 +33,7 @@ AXES = ("gpu", "preprocessing", "rpc", "batching", "scheduler")  # gpu outermost
 _NAME_KEY = {"preprocessing": "device", "rpc": "preset", "batching": "policy", "scheduler": "policy"}
 
 
-class SearchError(ValueError):
+class SearchError(KneepointError):
     """An invalid search space or search argument; the message names the field and the bad value."""
 
 

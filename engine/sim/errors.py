@@ -1,5 +1,6 @@
 """The simulator's user-facing error."""
+from engine.errors import KneepointError
 
 
-class SimError(ValueError):
+class SimError(KneepointError):
     """Bad simulator input (workload, trace, service spec, run length); the message names the field."""

@@ -22,6 +22,7 @@ import pandas as pd
 from engine.catalog import Catalog
 from engine.records import TABLES
 from engine.seedio import SeedError, read_csv
+from engine.errors import KneepointError
 
 log = logging.getLogger("kneepoint.store")
 
@@ -37,7 +38,7 @@ USER_TABLES = ("latency_points", "load_points", "preprocessing_points")
 __all__ = ["StoreError", "resolve_db_path", "build_database", "load_seed", "seed_hash", "USER_TABLES"]
 
 
-class StoreError(RuntimeError):
+class StoreError(KneepointError, RuntimeError):
     """The store cannot be opened or built; the message says why."""
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from engine.errors import KneepointError
 
 
-class TenancyError(ValueError):
+class TenancyError(KneepointError):
     """A tenancy question with bad input or no answer; the message names the field and value."""
 
 
