@@ -119,7 +119,7 @@ def parse_own(source: Source, table: str, fmt: str = "csv", name: Optional[str] 
     try:
         if fmt == "csv":
             decode(data, where)
-            rows = read_csv(data, model, name=where)
+            rows = read_csv(data, model, name=where, restore_formulas=True)
         else:
             rows = rows_from_records(_parquet_records(data, model, where), model, where, start=1, unit="row")
     except SeedError as e:

@@ -23,6 +23,36 @@ from engine.records import MAX_TEXT_CHARS
 R = TypeVar("R", bound=BaseModel)
 
 
+#: a cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection": =, +, -, @, tab, CR)
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _needs_quote(text: str) -> bool:
+    """A text a spreadsheet would run as a formula (a plain number such as '-5' is not one), or such a text
+    behind quotes already added, so that restore_formula can tell the two apart."""
+    if text.startswith("'"):
+        return _needs_quote(text[1:])
+    return text.startswith(FORMULA_STARTS) and not _is_number(text)
+
+
+def neutralise_formula(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text: a single quote before a would-be formula (OWASP)."""
+    return "'" + text if _needs_quote(text) else text
+
+
+def restore_formula(text: str) -> str:
+    """The text neutralise_formula was given: exactly one added quote removed, anything else unchanged."""
+    return text[1:] if text.startswith("'") and _needs_quote(text[1:]) else text
+
+
 class SeedError(KneepointError):
     """A row of a seed or import file that does not validate."""
 
@@ -75,8 +105,10 @@ def _describe(err: dict, clean: dict) -> str:
     return f"field {loc!r}: {msg} (value {excerpt(clean.get(err['loc'][0], ''))})"
 
 
-def read_csv(source: Path | str | bytes, model: type[R], name: str | None = None) -> list[R]:
-    """Parse a CSV (a path, or the bytes of an upload) into validated rows."""
+def read_csv(source: Path | str | bytes, model: type[R], name: str | None = None,
+             restore_formulas: bool = False) -> list[R]:
+    """Parse a CSV (a path, or the bytes of an upload) into validated rows. `restore_formulas`: the file is an
+    export of this project's, whose text cells may carry the quote neutralise_formula added; remove it."""
     if isinstance(source, bytes):
         text, where = source.decode("utf-8-sig", errors="strict"), name or "upload"
     else:
@@ -93,7 +125,7 @@ def read_csv(source: Path | str | bytes, model: type[R], name: str | None = None
         for rec in reader:
             if None in rec:  # more cells than header columns
                 raise SeedError(f"{where}: line {reader.line_num}: more values than header columns")
-            records.append(rec)
+            records.append({k: restore_formula(v) for k, v in rec.items()} if restore_formulas else rec)
     except csv.Error as e:  # e.g. a cell over csv's own field size limit: say where it stopped
         raise SeedError(f"{where}: line {reader.line_num + 1}: not a readable CSV file ({e})") from None
     return rows_from_records(records, model, where)

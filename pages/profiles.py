@@ -3,7 +3,7 @@
 import streamlit as st
 
 from engine.charts import latency_throughput_vs_batch, partition_comparison
-from engine.exporters import export_bytes
+from engine.exporters import export_bytes, frame_csv_bytes
 from engine.importers import IMPORT_FORMATS, ImportFailed, import_upload
 from engine.profiles.views import series_knees
 from engine.records import TABLES, Provenance
@@ -55,7 +55,7 @@ with browse:
         st.dataframe(points[cols], hide_index=True, key="prof_table", column_config={
             "throughput": st.column_config.NumberColumn("throughput (items/s)", format="%.1f"),
             "mean_ms": st.column_config.NumberColumn("mean (ms)", format="%.3f")})
-        st.download_button("Export these points as CSV", points.to_csv(index=False).encode(), "latency_points.csv",
+        st.download_button("Export these points as CSV", frame_csv_bytes(points), "latency_points.csv",
                            "text/csv", key="prof_export")
 
 with slices:
