@@ -15,6 +15,7 @@ microseconds (converted to ms); Model Analyzer reports ms.
 from __future__ import annotations
 
 import csv
+import difflib
 import math
 import re
 import types
@@ -32,7 +33,7 @@ Source = Union[str, Path, bytes]
 
 __all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_perf_analyzer",
            "import_model_analyzer", "import_upload", "check_upload_limits", "placement_error", "check_rows",
-           "read_bytes", "decode"]
+           "read_bytes", "decode", "known_models", "model_warnings"]
 
 
 class ImportFailed(KneepointError):
@@ -44,11 +45,13 @@ class ImportFailed(KneepointError):
 
 @dataclass
 class ImportResult:
-    """What an import added (or, from a parser, would add): rows per table, and remarks for the user."""
+    """What an import added (or, from a parser, would add): rows per table, and remarks for the user: `notes`
+    say what was left out or derived, `warnings` what the user should check (a model name the app did not know)."""
 
     where: str
     rows: dict[str, list] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {t: len(r) for t, r in self.rows.items()}
@@ -288,9 +291,40 @@ def check_given(catalog, sku: str, partition: str, where: str) -> None:
 
 # --------------------------------------------------------------------------- into the store
 
+#: the most unknown model names one import warns about, one line each (a file may name thousands)
+MAX_MODEL_WARNINGS = 5
+#: how alike (difflib ratio) a known model name must be to be offered as the one meant
+CLOSE_NAME_CUTOFF = 0.6
+
+
+def known_models(store) -> set[str]:
+    """Model names the app knows: the catalogue's models table and every model with stored points (earlier
+    imports included, so a second file for one's own model does not warn again)."""
+    names = set(store.table("models")["name"])
+    for table in ("latency_points", "load_points"):
+        names |= set(store.distinct(table, "model"))
+    return names
+
+
+def model_warnings(known: set[str], rows: dict[str, list]) -> list[str]:
+    """One warning per model name in `rows` that is not in `known`, with the closest known names (a typo
+    would otherwise quietly become a new model), at most MAX_MODEL_WARNINGS lines."""
+    new = sorted({r.model for table_rows in rows.values() for r in table_rows if hasattr(r, "model")} - known)
+    warnings = []
+    for name in new[:MAX_MODEL_WARNINGS]:
+        close = difflib.get_close_matches(name[:ECHO_CHARS], sorted(known), n=3, cutoff=CLOSE_NAME_CUTOFF)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        warnings.append(f"model {excerpt(name)} is not in the model catalogue, so it was imported as a new model; "
+                        f"{hint}(a misspelt name makes a separate model)")
+    if len(new) > MAX_MODEL_WARNINGS:
+        warnings.append(f"... and {len(new) - MAX_MODEL_WARNINGS:,} more model names not in the catalogue")
+    return warnings
+
+
 def _commit(store, result: ImportResult) -> ImportResult:
     from engine.store import StoreError
 
+    result.warnings += model_warnings(known_models(store), result.rows)
     failure = None
     try:
         store.add_many(result.rows)

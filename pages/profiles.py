@@ -11,6 +11,12 @@ from engine.seedio import SeedError
 from engine.store import USER_TABLES, StoreError
 from ui.session import get_book, get_store, hosting, partition_view
 
+
+def _sentence(text: str) -> str:
+    """`text` with a capital first letter; the rest (file and model names) as it is."""
+    return text[:1].upper() + text[1:]
+
+
 store = get_store()
 st.title("Latency profiles")
 st.caption("Measured, published and derived latency-vs-batch points, their knees, and what each MIG slice "
@@ -129,7 +135,9 @@ with io:
             except (ImportFailed, StoreError, SeedError) as e:
                 st.error(f"Nothing was imported. {e}")
             else:
-                st.success(result.summary().capitalize() + ".")
+                st.success(_sentence(result.summary()) + ".")
+                for warning in result.warnings:
+                    st.warning(_sentence(warning))
                 for note in result.notes:
                     st.info(note)
 
