@@ -24,6 +24,7 @@ from enum import Enum
 from pathlib import Path
 
 import pandas as pd
+from pydantic import ValidationError
 
 from engine.records import TABLES
 from engine.seedio import neutralise_formula
@@ -41,7 +42,11 @@ def store_rows(store, table: str, user_only: bool = False) -> list:
     frame = store.user_rows(table) if user_only else store.table(table)
     out = []
     for rec in frame.to_dict("records"):
-        out.append(model(**{k: (None if _missing(v) else _plain(v)) for k, v in rec.items()}))
+        values = {k: (None if _missing(v) else _plain(v)) for k, v in rec.items()}
+        try:
+            out.append(model(**values))
+        except ValidationError:  # a row stored before a check it fails existed: exported as it is, not lost
+            out.append(model.model_construct(**values))
     return out
 
 
@@ -109,7 +114,7 @@ def parquet_bytes(rows: list, model) -> bytes:
     import pyarrow.parquet as pq
 
     schema = _arrow_schema(model)
-    table = pa.Table.from_pylist([r.model_dump(mode="json") for r in rows], schema=schema)
+    table = pa.Table.from_pylist([r.model_dump(mode="json", warnings=False) for r in rows], schema=schema)
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()

@@ -17,6 +17,8 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from engine.errors import excerpt
+
 
 class Provenance(StrEnum):
     """Where a number came from (DESIGN.md section 4)."""
@@ -69,7 +71,7 @@ PERCENTILES = ("p50_ms", "p90_ms", "p95_ms", "p99_ms")
 
 def _check_precision(v: str) -> str:
     if v not in PRECISIONS:
-        raise ValueError(f"{v!r} is not a precision; valid: {', '.join(PRECISIONS)}")
+        raise ValueError(f"{excerpt(v)} is not a precision; valid: {', '.join(PRECISIONS)}")
     return v
 
 

@@ -18,7 +18,7 @@ from engine.exporters import csv_bytes, parquet_bytes
 from engine.hosting import UploadLimits
 from engine.importers import ImportFailed, check_upload_limits, import_upload, parse_own
 from engine.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
-                            LoadPointRow)
+                            LoadPointRow, Provenance)
 from engine.seedio import read_csv
 from engine.triton_formats import parse_model_analyzer, parse_perf_analyzer
 from tests.conftest import SEED
@@ -205,3 +205,22 @@ def test_parquet_bytes_round_trip_after_the_checks():
     rows = [LatencyPointRow(**GOOD | {"batch": b, "note": "é" * MAX_TEXT_CHARS}) for b in (1, 2)]
     assert parse_own(parquet_bytes(rows, LatencyPointRow), "latency_points", "parquet") == rows
 
+
+
+def test_rows_stored_before_the_checks_still_export(tmp_path):
+    from engine.exporters import export_bytes
+    from engine.store import Store
+
+    store = Store(tmp_path / "k.duckdb")
+    try:
+        old = LatencyPointRow.model_construct(**GOOD | {"throughput": 1e6, "p50_ms": 3.0, "p95_ms": 2.0,
+                                                        "kind": Provenance.MEASURED})
+        store.add_many({"latency_points": [old]})  # as an import before the checks would have stored it
+        text = export_bytes(store, "latency_points", "csv", user_only=True).decode()
+        assert ",1000000.0," in text
+        assert pq.read_table(pa.BufferReader(export_bytes(store, "latency_points", "parquet", user_only=True))
+                             ).num_rows == 1
+        _refused(lambda: parse_own(text.encode(), "latency_points", name="old.csv"),
+                 r"old\.csv: line 2: p50_ms 3 is above p95_ms 2")
+    finally:
+        store.close()
