@@ -4,12 +4,12 @@ The columns are exactly the row model's fields (engine/records.py), in order, in
 model (ms, items/s, MB, ...). CSV: UTF-8, header row, empty cell = no value, floats written with
 repr() (the shortest text that reads back to the same float), booleans True/False. Parquet: one
 typed, nullable-where-optional column per field. Either reads back with engine.importers.parse_own
-into rows equal to the store's rows.
+into rows equal to the store's rows. Files are written to a temporary name and renamed into place.
 
 A CSV is opened in spreadsheets, and imported text is anyone's: a text cell that a spreadsheet would run
 as a formula (it starts with =, +, -, @, tab or CR, and is not a plain number) is written behind a single
 quote (OWASP's advice on CSV injection); numbers are never touched, and parse_own removes exactly that
-quote again, so an exported CSV still reads back to the same rows. Files are written to a temporary name and renamed into place.
+quote again, so an exported CSV still reads back to the same rows.
 """
 
 from __future__ import annotations

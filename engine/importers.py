@@ -8,6 +8,11 @@ or a MIG profile of that GPU) and then add all rows with one `Store.add_many` ca
 already in the store, or a failed write adds nothing. Every failure is one ImportFailed whose message
 names the file, the line (CSV, header = line 1) or row (Parquet, first = row 1), and the field.
 
+Limits (files are anyone's): a Parquet file is refused before any cell is read when its data would pass
+MAX_PARQUET_DATA_BYTES decompressed or expanded; no text cell may pass engine.records.MAX_TEXT_CHARS (by
+column and line/row); numbers must be finite and within engine.records' bounds and cross-field checks. A
+model name the catalogue does not know is imported, with a warning naming the closest known names.
+
 Units: the own schema is in the units of engine/records.py (ms, items/s); perf_analyzer reports
 microseconds (converted to ms); Model Analyzer reports ms.
 """
@@ -255,7 +260,8 @@ def _clean_records(records: list[dict], model) -> list[dict]:
 def placement_error(catalog, sku: str, partition: str) -> Optional[str]:
     """Why (sku, partition) is not a place a model can run, or None if it is."""
     if sku == "CPU":
-        return None if partition == "full" else f"field 'partition': {excerpt(partition)} is not valid on CPU; valid: full"
+        return None if partition == "full" else \
+            f"field 'partition': {excerpt(partition)} is not valid on CPU; valid: full"
     if sku not in catalog.skus:
         return f"field 'sku': {excerpt(sku)} is not a GPU in the catalogue; valid: {', '.join(catalog.skus)}, CPU"
     m = re.fullmatch(r"mps:(\d+)", partition)

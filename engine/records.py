@@ -54,7 +54,7 @@ PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
 MAX_TEXT_CHARS = 2_000
 #: the longest latency or time, ms: one hour; no inference request takes longer (3.6e6 us read as ms would)
 MAX_LATENCY_MS = 3_600_000.0
-#: the highest throughput, items/s: a billion, ~10^4 x the fastest seed row (17,364 items/s)
+#: the highest throughput, items/s: a billion, ~50,000x the fastest seed row (17,364 items/s)
 MAX_THROUGHPUT = 1e9
 #: the largest batch (items per batch or per request): the seed's largest is 512
 MAX_BATCH = 1_048_576
@@ -185,7 +185,8 @@ class LatencyPointRow(_Row):
     precision: str = Field(description="fp32 | tf32 | fp16 | amp | int8")
     framework: str
     batch: int = Field(ge=1, le=MAX_BATCH)
-    input_len: Optional[float] = Field(default=None, gt=0, le=MAX_INPUT_SIZE, description="audio s or tokens; empty for fixed inputs")
+    input_len: Optional[float] = Field(default=None, gt=0, le=MAX_INPUT_SIZE,
+                                       description="audio s or tokens; empty for fixed inputs")
     mean_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
     p50_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
     p90_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
@@ -268,7 +269,8 @@ class PreprocessingPointRow(_Row):
     implementation: str
     input_desc: str
     input_size: float = Field(gt=0, le=MAX_INPUT_SIZE, description="megapixels (image) or seconds (audio)")
-    ms_per_item: float = Field(gt=0, le=MAX_LATENCY_MS, description="per item on one core (cpu) or one device (gpu/dpu)")
+    ms_per_item: float = Field(gt=0, le=MAX_LATENCY_MS,
+                               description="per item on one core (cpu) or one device (gpu/dpu)")
     kind: Provenance
     measured_on: str = ""
     note: str = ""

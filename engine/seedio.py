@@ -75,7 +75,8 @@ def rows_from_records(records: Iterable[dict], model: type[R], where: str, start
     for line, rec in enumerate(records, start=start):
         unknown = [k for k in rec if k not in fields]
         if unknown:
-            raise SeedError(f"{where}: {unit} {line}: unknown column {excerpt(unknown[0])}; expected: {', '.join(fields)}")
+            raise SeedError(f"{where}: {unit} {line}: unknown column {excerpt(unknown[0])}; "
+                            f"expected: {', '.join(fields)}")
         clean = {}
         for k, v in rec.items():
             if isinstance(v, (str, bytes)) and len(v) > MAX_TEXT_CHARS:

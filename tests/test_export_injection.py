@@ -58,7 +58,8 @@ def test_an_exported_csv_imports_back_to_the_same_rows(tmp_path):
         assert parse_own(path, "latency_points") == store_rows(store, "latency_points", user_only=True)
         fresh = Store(tmp_path / "fresh.duckdb")
         import_file(fresh, path)
-        assert store_rows(fresh, "latency_points", user_only=True) == store_rows(store, "latency_points", user_only=True)
+        exported = store_rows(store, "latency_points", user_only=True)
+        assert store_rows(fresh, "latency_points", user_only=True) == exported
         fresh.close()
     finally:
         store.close()
