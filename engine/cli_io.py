@@ -7,7 +7,9 @@
     export csv|parquet PATH [--table T] [--user-only]   (PATH: a directory for every table, a file for one)
 
 Each handler prints what it added or wrote (rows per table) and returns 0; an import that fails
-prints its one-line reason (file, line, field) on stderr, adds nothing, and returns 2.
+prints its one-line reason (file, line, field) on stderr, adds nothing, and returns 2. An import that
+names a model the catalogue does not know still imports it, and says so on stderr ("warning: ...",
+with the closest known names).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def _report(run) -> int:
     print(result.summary())
     for note in result.notes:
         print(f"note: {note}")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

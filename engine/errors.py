@@ -7,8 +7,28 @@ written before it existed keep working. This module imports nothing of the engin
 
 from __future__ import annotations
 
-__all__ = ["KneepointError"]
+import reprlib
+
+__all__ = ["KneepointError", "ECHO_CHARS", "excerpt"]
 
 
 class KneepointError(ValueError):
     """A problem with what the user asked for or gave (a field, a file, a name, a load); the message says which."""
+
+
+#: the most characters of a user's value an error message repeats: enough to recognise it, never a whole upload
+ECHO_CHARS = 100
+
+
+def excerpt(value: object, limit: int = ECHO_CHARS) -> str:
+    """The value as an error message shows it: its repr, at most about `limit` characters, and when cut, '...' and
+    the full length.
+
+    A huge value (a link's decoded field, an uploaded cell) is never copied whole into a message: it would cost
+    the memory a second time and bury the one line the user needs. Long text is cut before repr() runs."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = limit
+    text = shown.repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}..."

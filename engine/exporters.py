@@ -5,6 +5,11 @@ model (ms, items/s, MB, ...). CSV: UTF-8, header row, empty cell = no value, flo
 repr() (the shortest text that reads back to the same float), booleans True/False. Parquet: one
 typed, nullable-where-optional column per field. Either reads back with engine.importers.parse_own
 into rows equal to the store's rows. Files are written to a temporary name and renamed into place.
+
+A CSV is opened in spreadsheets, and imported text is anyone's: a text cell that a spreadsheet would run
+as a formula (it starts with =, +, -, @, tab or CR, and is not a plain number) is written behind a single
+quote (OWASP's advice on CSV injection); numbers are never touched, and parse_own removes exactly that
+quote again, so an exported CSV still reads back to the same rows.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ from enum import Enum
 from pathlib import Path
 
 import pandas as pd
+from pydantic import ValidationError
 
 from engine.records import TABLES
+from engine.seedio import neutralise_formula
 
-__all__ = ["FORMATS", "store_rows", "csv_bytes", "parquet_bytes", "export_table", "export_all"]
+__all__ = ["FORMATS", "store_rows", "csv_bytes", "frame_csv_bytes", "parquet_bytes", "export_table", "export_all"]
 
 FORMATS = ("csv", "parquet")
 
@@ -35,7 +42,11 @@ def store_rows(store, table: str, user_only: bool = False) -> list:
     frame = store.user_rows(table) if user_only else store.table(table)
     out = []
     for rec in frame.to_dict("records"):
-        out.append(model(**{k: (None if _missing(v) else _plain(v)) for k, v in rec.items()}))
+        values = {k: (None if _missing(v) else _plain(v)) for k, v in rec.items()}
+        try:
+            out.append(model(**values))
+        except ValidationError:  # a row stored before a check it fails existed: exported as it is, not lost
+            out.append(model.model_construct(**values))
     return out
 
 
@@ -56,6 +67,8 @@ def _cell(v) -> str:
         return "True" if v else "False"
     if isinstance(v, float):
         return repr(v)
+    if isinstance(v, str):
+        return neutralise_formula(v)
     return str(v)
 
 
@@ -68,6 +81,16 @@ def csv_bytes(rows: list, model) -> bytes:
     for r in rows:
         w.writerow([_cell(getattr(r, c)) for c in cols])
     return buf.getvalue().encode("utf-8")
+
+
+def frame_csv_bytes(frame: pd.DataFrame) -> bytes:
+    """A table (a page's or a report's) as UTF-8 CSV with a header, empty cell = no value; text cells that a
+    spreadsheet would run as formulas are quoted, number columns are written as they are."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):  # text (object or string dtype), mixed, dates
+            safe[column] = safe[column].map(lambda v: neutralise_formula(v) if isinstance(v, str) else v)
+    return safe.to_csv(index=False, na_rep="").encode()
 
 
 def _arrow_schema(model):
@@ -91,7 +114,7 @@ def parquet_bytes(rows: list, model) -> bytes:
     import pyarrow.parquet as pq
 
     schema = _arrow_schema(model)
-    table = pa.Table.from_pylist([r.model_dump(mode="json") for r in rows], schema=schema)
+    table = pa.Table.from_pylist([r.model_dump(mode="json", warnings=False) for r in rows], schema=schema)
     sink = io.BytesIO()
     pq.write_table(table, sink)
     return sink.getvalue()

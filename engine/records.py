@@ -17,6 +17,8 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from engine.errors import excerpt
+
 
 class Provenance(StrEnum):
     """Where a number came from (DESIGN.md section 4)."""
@@ -46,15 +48,57 @@ class LoadKind(StrEnum):
 
 PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
 
+# Limits on every row, seed or imported: a value past one is a unit slip, a typo or a hostile file, never a
+# measurement. Non-finite numbers (NaN, inf) are refused in every float field (allow_inf_nan=False below).
+#: the longest text cell (names, source, note): curated seed cells reach ~430 characters
+MAX_TEXT_CHARS = 2_000
+#: the longest latency or time, ms: one hour; no inference request takes longer (3.6e6 us read as ms would)
+MAX_LATENCY_MS = 3_600_000.0
+#: the highest throughput, items/s: a billion, ~50,000x the fastest seed row (17,364 items/s)
+MAX_THROUGHPUT = 1e9
+#: the largest batch (items per batch or per request): the seed's largest is 512
+MAX_BATCH = 1_048_576
+#: the highest load level: concurrent requests or requests per second
+MAX_LOAD = 1e7
+#: the largest input size: audio seconds, tokens, or megapixels
+MAX_INPUT_SIZE = 1e7
+#: how far a throughput may exceed what its batch and shortest latency allow (batch x 1000 / latency_ms, times
+#: the concurrency for a concurrency sweep): curated seed rows reach 1.25x (published tables round, and copies
+#: overlap compute); 3x leaves room for two overlapping streams, while a unit slip (us as ms) is 1000x
+THROUGHPUT_TOLERANCE = 3.0
+PERCENTILES = ("p50_ms", "p90_ms", "p95_ms", "p99_ms")
+
 
 def _check_precision(v: str) -> str:
     if v not in PRECISIONS:
-        raise ValueError(f"{v!r} is not a precision; valid: {', '.join(PRECISIONS)}")
+        raise ValueError(f"{excerpt(v)} is not a precision; valid: {', '.join(PRECISIONS)}")
     return v
 
 
+def _check_percentiles(row) -> None:
+    """Given percentiles rise: p50 <= p90 <= p95 <= p99 (the mean may sit anywhere: a skewed tail moves it)."""
+    given = [(name, getattr(row, name)) for name in PERCENTILES if getattr(row, name) is not None]
+    for (low, low_v), (high, high_v) in zip(given, given[1:]):
+        if low_v > high_v:
+            raise ValueError(f"{low} {low_v:g} is above {high} {high_v:g}; percentiles must rise "
+                             "(p50 <= p90 <= p95 <= p99)")
+
+
+def _check_throughput(throughput: float, batch: int, latencies: list, in_flight: float, what: str) -> None:
+    """Throughput within THROUGHPUT_TOLERANCE of `in_flight` batches of `batch` items per shortest latency."""
+    given = [v for v in latencies if v is not None]
+    if not given:
+        return
+    shortest = min(given)
+    most = batch * in_flight * 1000.0 / shortest
+    if throughput > most * THROUGHPUT_TOLERANCE:
+        raise ValueError(f"throughput {throughput:g} items/s is over {THROUGHPUT_TOLERANCE:g}x what {what} "
+                         f"and the shortest latency {shortest:g} ms allow ({most:,.6g} items/s); check the units")
+
+
 class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, allow_inf_nan=False,
+                              str_max_length=MAX_TEXT_CHARS)
 
     source: str = Field(min_length=3, description="short reference: URL or paper and section")
 
@@ -140,14 +184,15 @@ class LatencyPointRow(_Row):
     partition: str = Field(description="'full', a MIG profile such as '1g.5gb', or 'mps:25'")
     precision: str = Field(description="fp32 | tf32 | fp16 | amp | int8")
     framework: str
-    batch: int = Field(ge=1)
-    input_len: Optional[float] = Field(default=None, gt=0, description="audio s or tokens; empty for fixed inputs")
-    mean_ms: float = Field(gt=0)
-    p50_ms: Optional[float] = Field(default=None, gt=0)
-    p90_ms: Optional[float] = Field(default=None, gt=0)
-    p95_ms: Optional[float] = Field(default=None, gt=0)
-    p99_ms: Optional[float] = Field(default=None, gt=0)
-    throughput: float = Field(gt=0, description="items per second")
+    batch: int = Field(ge=1, le=MAX_BATCH)
+    input_len: Optional[float] = Field(default=None, gt=0, le=MAX_INPUT_SIZE,
+                                       description="audio s or tokens; empty for fixed inputs")
+    mean_ms: float = Field(gt=0, le=MAX_LATENCY_MS)
+    p50_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p90_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p95_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p99_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    throughput: float = Field(gt=0, le=MAX_THROUGHPUT, description="items per second")
     kind: Provenance
     measured_on: str = Field(default="", description="date and host for measured rows")
     note: str = ""
@@ -156,6 +201,13 @@ class LatencyPointRow(_Row):
     @classmethod
     def _precision(cls, v: str) -> str:
         return _check_precision(v)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "LatencyPointRow":
+        _check_percentiles(self)
+        _check_throughput(self.throughput, self.batch, [self.mean_ms, *(getattr(self, p) for p in PERCENTILES)],
+                          1, f"batch {self.batch}")
+        return self
 
 
 class LoadPointRow(_Row):
@@ -171,22 +223,22 @@ class LoadPointRow(_Row):
     partition: str = Field(description="'full', a MIG profile such as '1g.5gb', or 'mps:25'")
     precision: str
     framework: str
-    batch: int = Field(ge=1, description="client batch size (items per request)")
+    batch: int = Field(ge=1, le=MAX_BATCH, description="client batch size (items per request)")
     load_kind: LoadKind
-    load: float = Field(gt=0, description="concurrent requests, or requests per second")
-    throughput: float = Field(gt=0, description="inferences (items) per second")
-    client_send_ms: Optional[float] = Field(default=None, ge=0)
-    network_ms: Optional[float] = Field(default=None, ge=0, description="network + server send/recv")
-    server_queue_ms: Optional[float] = Field(default=None, ge=0)
-    compute_input_ms: Optional[float] = Field(default=None, ge=0)
-    compute_infer_ms: Optional[float] = Field(default=None, ge=0)
-    compute_output_ms: Optional[float] = Field(default=None, ge=0)
-    client_recv_ms: Optional[float] = Field(default=None, ge=0)
-    p50_ms: Optional[float] = Field(default=None, gt=0)
-    p90_ms: Optional[float] = Field(default=None, gt=0)
-    p95_ms: Optional[float] = Field(default=None, gt=0)
-    p99_ms: Optional[float] = Field(default=None, gt=0)
-    avg_ms: Optional[float] = Field(default=None, gt=0, description="mean end-to-end latency")
+    load: float = Field(gt=0, le=MAX_LOAD, description="concurrent requests, or requests per second")
+    throughput: float = Field(gt=0, le=MAX_THROUGHPUT, description="inferences (items) per second")
+    client_send_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    network_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS, description="network + server send/recv")
+    server_queue_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    compute_input_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    compute_infer_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    compute_output_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    client_recv_ms: Optional[float] = Field(default=None, ge=0, le=MAX_LATENCY_MS)
+    p50_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p90_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p95_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    p99_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS)
+    avg_ms: Optional[float] = Field(default=None, gt=0, le=MAX_LATENCY_MS, description="mean end-to-end latency")
     kind: Provenance
     measured_on: str = Field(default="", description="date and host for measured rows")
     note: str = ""
@@ -195,6 +247,17 @@ class LoadPointRow(_Row):
     @classmethod
     def _precision(cls, v: str) -> str:
         return _check_precision(v)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "LoadPointRow":
+        _check_percentiles(self)
+        if self.load_kind == LoadKind.CONCURRENCY:  # Little's law: at most `load` requests in flight
+            _check_throughput(self.throughput, self.batch, [self.avg_ms, *(getattr(self, p) for p in PERCENTILES)],
+                              self.load, f"batch {self.batch} at concurrency {self.load:g}")
+        elif self.throughput > self.batch * self.load * THROUGHPUT_TOLERANCE:  # served at most what was offered
+            raise ValueError(f"throughput {self.throughput:g} items/s is over {THROUGHPUT_TOLERANCE:g}x the offered "
+                             f"{self.load:g} requests/s of batch {self.batch}; check the units")
+        return self
 
 
 class PreprocessingPointRow(_Row):
@@ -205,8 +268,9 @@ class PreprocessingPointRow(_Row):
     device: str = Field(description="cpu | gpu | dpu")
     implementation: str
     input_desc: str
-    input_size: float = Field(gt=0, description="megapixels (image) or seconds (audio)")
-    ms_per_item: float = Field(gt=0, description="per item on one core (cpu) or one device (gpu/dpu)")
+    input_size: float = Field(gt=0, le=MAX_INPUT_SIZE, description="megapixels (image) or seconds (audio)")
+    ms_per_item: float = Field(gt=0, le=MAX_LATENCY_MS,
+                               description="per item on one core (cpu) or one device (gpu/dpu)")
     kind: Provenance
     measured_on: str = ""
     note: str = ""

@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
-from engine.errors import KneepointError
+from engine.errors import KneepointError, excerpt
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
@@ -125,7 +125,7 @@ class RpcSpec(_Spec):
 
         for name in v:
             if name not in RpcComponents.model_fields:
-                raise ValueError(f"{name!r} is not an RPC path component; valid: "
+                raise ValueError(f"{excerpt(name)} is not an RPC path component; valid: "
                                  f"{', '.join(RpcComponents.model_fields)}")
         return v
 
@@ -138,7 +138,7 @@ class RpcSpec(_Spec):
         except ValidationError as e:
             err = e.errors()[0]
             raise _PathError(f"rpc.components.{err['loc'][0]}", err.get("input"),
-                             f"{err['msg']} (got {err.get('input')!r})") from None
+                             f"{err['msg']} (got {excerpt(err.get('input'))})") from None
         return self
 
 
@@ -289,7 +289,7 @@ class ServiceSpec(_Spec):
     def _positive(cls, v):
         vals = v if isinstance(v, list) else [v]
         if not vals or any(not x > 0 for x in vals):
-            raise ValueError(f"must be positive (one value or one per partition), got {v}")
+            raise ValueError(f"must be positive (one value or one per partition), got {excerpt(v)}")
         return v
 
 
@@ -321,7 +321,7 @@ class Scenario(_Spec):
         book = (info.context or {}).get("book")
         if book is not None:
             if v not in book.model_names:
-                raise ValueError(f"{v!r} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
+                raise ValueError(f"{excerpt(v)} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
         return v
 
     @model_validator(mode="after")
@@ -358,7 +358,7 @@ class Scenario(_Spec):
                     gpu.profile(name)
                 except UnknownNameError as e:
                     raise _PathError(f"{where}[{i}]", entry, str(e).split("; ", 1)[-1] if "valid" in str(e)
-                                     else str(e), prefix=f"{entry!r} is not a profile of {gpu.sku}") from None
+                                     else str(e), prefix=f"{excerpt(entry)} is not a profile of {gpu.sku}") from None
             try:
                 validate_layout(gpu, layout)
             except LayoutError as e:
@@ -406,7 +406,7 @@ def _format(err: dict) -> str:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     msg = err.get("msg", "").removeprefix("Value error, ")
     if path:
-        return f"{path}: {msg} (got {err.get('input')!r})" if "input" in err and not isinstance(
+        return f"{path}: {msg} (got {excerpt(err.get('input'))})" if "input" in err and not isinstance(
             err.get("input"), dict) else f"{path}: {msg}"
     return msg
 

@@ -21,8 +21,9 @@ from typing import Optional
 
 from pydantic import ValidationError
 
+from engine.errors import excerpt
 from engine.importers import ImportFailed, ImportResult, Source, decode, read_bytes
-from engine.records import PRECISIONS, LatencyPointRow, LoadPointRow
+from engine.records import MAX_TEXT_CHARS, PRECISIONS, LatencyPointRow, LoadPointRow
 
 # Column names are matched ignoring case and repeated spaces, and Model Analyzer's ' time (ms)' as ' (ms)'
 # (its headers vary by version: 'Server Queue time (ms)' / 'Server Queue (ms)').
@@ -47,6 +48,16 @@ MODEL, CONFIG, BATCH, THROUGHPUT = "Model", "Model Config Path", "Batch", "Throu
 COMPUTE = ("compute_input_ms", "compute_infer_ms", "compute_output_ms")
 
 
+#: the most names (columns, models, configs) an error lists: a file may hold thousands
+LISTED_NAMES = 12
+
+
+def _some(names: list[str]) -> str:
+    """Names for an error message: the first LISTED_NAMES, each cut short, and how many there are in all."""
+    shown = ", ".join(n if len(n) <= 100 else excerpt(n) for n in names[:LISTED_NAMES])
+    return shown if len(names) <= LISTED_NAMES else f"{shown}, ... ({len(names):,} in all)"
+
+
 def _key(header: str) -> str:
     return " ".join(header.lower().split()).replace(" time (ms)", " (ms)")
 
@@ -63,6 +74,7 @@ class _Table:
                 self.header.pop()  # a trailing comma
             if not self.header:
                 raise ImportFailed(f"{where}: the file is empty (no header row)")
+            self._check_lengths(1, self.header)
             self.rows: list[tuple[int, list[str]]] = []
             for cells in reader:
                 if not any(c.strip() for c in cells):
@@ -74,12 +86,21 @@ class _Table:
                 if len(cells) < len(self.header) or any(c.strip() for c in cells[len(self.header):]):
                     raise ImportFailed(f"{where}: line {reader.line_num}: {len(cells)} values for "
                                        f"{len(self.header)} header columns")
+                self._check_lengths(reader.line_num, cells)
                 self.rows.append((reader.line_num, cells))
-        except csv.Error as e:
-            raise ImportFailed(f"{where}: not a readable CSV file ({e})") from None
+        except csv.Error as e:  # e.g. a cell over csv's own field size limit: say where it stopped
+            raise ImportFailed(f"{where}: line {reader.line_num + 1}: not a readable CSV file ({e})") from None
         if not self.rows:
             raise ImportFailed(f"{where}: no rows under the header")
         self.col = {_key(h): i for i, h in enumerate(self.header)}
+
+    def _check_lengths(self, line: int, cells: list[str]) -> None:
+        """Refuse a cell over MAX_TEXT_CHARS, by line and column, without repeating it."""
+        for i, cell in enumerate(cells):
+            if len(cell) > MAX_TEXT_CHARS:
+                column = repr(self.header[i]) if line > 1 and i < len(self.header) else f"{i + 1}"
+                raise ImportFailed(f"{self.where}: line {line}: column {column}: {len(cell):,} characters, over the "
+                                   f"limit of {MAX_TEXT_CHARS:,}")
 
     def has(self, name: str) -> bool:
         return _key(name) in self.col
@@ -92,7 +113,7 @@ class _Table:
         missing = [n for n in names if not self.has(n)]
         if missing:
             raise ImportFailed(f"{self.where}: line 1: missing column(s) {', '.join(missing)}; "
-                               f"the header has: {', '.join(self.header)}")
+                               f"the header has: {_some(self.header)}")
 
     def text(self, cells: list[str], name: str) -> str:
         return cells[self.col[_key(name)]].strip() if self.has(name) else ""
@@ -113,9 +134,9 @@ class _Table:
         except ValueError:
             v = math.nan
         if not math.isfinite(v):
-            raise ImportFailed(f"{where}: {s!r} is not a number")
+            raise ImportFailed(f"{where}: {excerpt(s)} is not a number")
         if v < 0 or (positive and v == 0):
-            raise ImportFailed(f"{where}: {s!r} must be {'greater than 0' if positive else 'at least 0'}")
+            raise ImportFailed(f"{where}: {excerpt(s)} must be {'greater than 0' if positive else 'at least 0'}")
         return v / scale if scale != 1.0 else v
 
 
@@ -124,21 +145,22 @@ def _given(where: str, model: Optional[str], precision: str, framework: str, bat
     if model is not None and not str(model).strip():
         raise ImportFailed(f"{where}: field 'model': a model name is needed")
     if precision not in PRECISIONS:
-        raise ImportFailed(f"{where}: field 'precision': {precision!r} is not a precision; valid: {', '.join(PRECISIONS)}")
+        raise ImportFailed(f"{where}: field 'precision': {excerpt(precision)} is not a precision; valid: {', '.join(PRECISIONS)}")
     if not framework.strip():
         raise ImportFailed(f"{where}: field 'framework': a framework name is needed")
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise ImportFailed(f"{where}: field 'batch': {batch!r} is not a whole number >= 1")
+        raise ImportFailed(f"{where}: field 'batch': {excerpt(batch)} is not a whole number >= 1")
     if len(source.strip()) < 3:
-        raise ImportFailed(f"{where}: field 'source': {source!r} is too short (3 characters at least)")
+        raise ImportFailed(f"{where}: field 'source': {excerpt(source)} is too short (3 characters at least)")
 
 
 def _row(model_cls, where: str, line: Optional[int], **values):
     try:
         return model_cls(**values)
     except ValidationError as e:
-        err = e.errors(include_context=False)[0]
-        failure = f"field {'.'.join(str(p) for p in err['loc']) or 'row'!r}: {err['msg'].removeprefix('Value error, ')}"
+        err = e.errors(include_context=False, include_url=False)[0]
+        msg = err["msg"].removeprefix("Value error, ")
+        failure = f"field {'.'.join(str(p) for p in err['loc'])!r}: {msg}" if err["loc"] else msg
     # raised outside the handler: pydantic's error (and the frames it holds) is not chained to ours
     raise ImportFailed(f"{where}: {'line ' + str(line) + ': ' if line else ''}{failure}")
 
@@ -177,7 +199,7 @@ def parse_perf_analyzer(source: Source, *, model: str, gpu: str, partition: str,
     load_col = next((c for c in LOADS if t.has(c)), None)
     if load_col is None:
         raise ImportFailed(f"{where}: line 1: missing column Concurrency or Request Rate; "
-                           f"the header has: {', '.join(t.header)}")
+                           f"the header has: {_some(t.header)}")
     t.require("Inferences/Second", *PA_TIMES, *PA_PCT)
     rows, lines, seen = [], [], {}
     for line, cells in t.rows:
@@ -220,7 +242,7 @@ def parse_model_analyzer(source: Source, *, gpu: str, partition: str, model: Opt
     load_col = next((c for c in LOADS if t.has(c)), None)
     if load_col is None:
         raise ImportFailed(f"{where}: line 1: missing column Concurrency or Request Rate; "
-                           f"the header has: {', '.join(t.header)}")
+                           f"the header has: {_some(t.header)}")
     t.require(BATCH, THROUGHPUT, "p99 Latency (ms)", *([MODEL] if model is None or triton_model else []))
     picked = t.rows
     for value, col, flag in ((triton_model, MODEL, "--triton-model"), (config, CONFIG, "--config")):
@@ -229,11 +251,11 @@ def parse_model_analyzer(source: Source, *, gpu: str, partition: str, model: Opt
             have = sorted({t.text(c, col) for _, c in picked})
             picked = [(n, c) for n, c in picked if t.text(c, col) == value]
             if not picked:
-                raise ImportFailed(f"{where}: field {t.label(col)!r}: no row has {value!r} ({flag}); "
-                                   f"the file has: {', '.join(have)}")
+                raise ImportFailed(f"{where}: field {t.label(col)!r}: no row has {excerpt(value)} ({flag}); "
+                                   f"the file has: {_some(have)}")
     triton_models = sorted({t.text(c, MODEL) for _, c in picked})
     if model is not None and len(triton_models) > 1:
-        raise ImportFailed(f"{where}: the file holds several models ({', '.join(triton_models)}); "
+        raise ImportFailed(f"{where}: the file holds several models ({_some(triton_models)}); "
                            "choose one with --triton-model")
     configs = sorted({t.text(c, CONFIG) for _, c in picked})
     rows, lines, seen, notes = [], [], {}, list(t.notes)
@@ -245,7 +267,7 @@ def parse_model_analyzer(source: Source, *, gpu: str, partition: str, model: Opt
         load = t.number(line, cells, load_col, positive=True)
         k = (name_, int(b), load)
         if k in seen:
-            hint = f"; the file holds several model configs ({', '.join(configs)}): pick one with --config" \
+            hint = f"; the file holds several model configs ({_some(configs)}): pick one with --config" \
                 if len(configs) > 1 else ""
             raise ImportFailed(f"{where}: line {line}: duplicate of line {seen[k]} (same model, batch and "
                                f"{t.label(load_col)}){hint}")

@@ -3,13 +3,19 @@
 import streamlit as st
 
 from engine.charts import latency_throughput_vs_batch, partition_comparison
-from engine.exporters import export_bytes
+from engine.exporters import export_bytes, frame_csv_bytes
 from engine.importers import IMPORT_FORMATS, ImportFailed, import_upload
 from engine.profiles.views import series_knees
 from engine.records import TABLES, Provenance
 from engine.seedio import SeedError
 from engine.store import USER_TABLES, StoreError
 from ui.session import get_book, get_store, hosting, partition_view
+
+
+def _sentence(text: str) -> str:
+    """`text` with a capital first letter; the rest (file and model names) as it is."""
+    return text[:1].upper() + text[1:]
+
 
 store = get_store()
 st.title("Latency profiles")
@@ -55,7 +61,7 @@ with browse:
         st.dataframe(points[cols], hide_index=True, key="prof_table", column_config={
             "throughput": st.column_config.NumberColumn("throughput (items/s)", format="%.1f"),
             "mean_ms": st.column_config.NumberColumn("mean (ms)", format="%.3f")})
-        st.download_button("Export these points as CSV", points.to_csv(index=False).encode(), "latency_points.csv",
+        st.download_button("Export these points as CSV", frame_csv_bytes(points), "latency_points.csv",
                            "text/csv", key="prof_export")
 
 with slices:
@@ -129,7 +135,9 @@ with io:
             except (ImportFailed, StoreError, SeedError) as e:
                 st.error(f"Nothing was imported. {e}")
             else:
-                st.success(result.summary().capitalize() + ".")
+                st.success(_sentence(result.summary()) + ".")
+                for warning in result.warnings:
+                    st.warning(_sentence(warning))
                 for note in result.notes:
                     st.info(note)
 

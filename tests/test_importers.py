@@ -81,7 +81,9 @@ def test_perf_analyzer_keeps_breakdown_and_derives_service_time(st):
 
 
 def test_perf_analyzer_request_rate_and_batch(tmp_path):
-    text = PERF.replace("Concurrency,", "Request Rate,", 1)
+    # offered rates of 40..160 requests/s: the throughput (~280 items/s) must not exceed what was offered
+    text = re.sub(r"^(\d),", lambda m: f"{int(m.group(1)) * 40},", PERF.replace("Concurrency,", "Request Rate,", 1),
+                  flags=re.M)
     res = parse_perf_analyzer(text.encode(), name="rate.csv", **(PA | dict(batch=8)), precision="int8",
                               framework="triton-trt")
     assert {r.load_kind.value for r in res.rows["load_points"]} == {"request_rate"}
@@ -198,8 +200,8 @@ def _latency(**kw):
 
 
 def _user_rows():
-    return {"latency_points": [_latency(), _latency(batch=2, p99_ms=1e-7, input_len=384.0, mean_ms=123456789.12345679),
-                               _latency(batch=4, p50_ms=2.5, throughput=5e20, measured_on="2026-02-01 host")],
+    return {"latency_points": [_latency(), _latency(batch=2, p99_ms=1e-7, input_len=384.0, mean_ms=1234.5678912345679),
+                               _latency(batch=4, p50_ms=2.5, throughput=12345.678901234567, measured_on="2026-02-01 host")],
             "preprocessing_points": [PreprocessingPointRow(pipeline="image", step="jpeg_decode", device="cpu",
                                                            implementation="PIL", input_desc="ImageNet", input_size=0.3725,
                                                            ms_per_item=4.2, kind="measured", source="profiler run")]}
