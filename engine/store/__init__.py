@@ -11,7 +11,6 @@ from the seed tables on disk) is rebuilt with a logged message.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import threading
@@ -27,8 +26,9 @@ from engine.catalog import Catalog
 from engine.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
 from engine.seedio import SeedError
 from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, ROOT, SCHEMA_VERSION, SEED_DIR, USER_TABLES,  # noqa: F401
-                                StoreError, _check_keys, _sql_type, build_database, load_seed, resolve_db_path,
-                                seed_hash)
+                                StoreError, _check_keys, _sql_type, build_database, load_seed, prepare_database,
+                                resolve_db_path, seed_hash)
+from engine.store.locking import locked
 from engine.store.scenarios import SavedScenario, ScenarioNameError, ScenarioShelf
 
 log = logging.getLogger("kneepoint.store")
@@ -101,12 +101,8 @@ class Store:
         return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
-        reason = self._staleness()
-        if reason:
-            log.warning("rebuilding the profile database at %s: %s", self.path, reason)
-            self.rebuilt_because = reason
-            self.path.unlink(missing_ok=True)
-            build_database(self.path, self.seed_dir)
+        # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path
+        self.rebuilt_because = prepare_database(self.path, self.seed_dir)
         con = duckdb.connect(":memory:")
         try:
             con.execute("ATTACH ? AS seed (READ_ONLY)", [str(self.path)])
@@ -147,23 +143,6 @@ class Store:
                                      "afresh") from None
             self._loaded_mtime[table] = mtime
 
-    def _staleness(self) -> Optional[str]:
-        if not self.path.exists():
-            return "the database file does not exist yet"
-        try:
-            con = duckdb.connect(str(self.path), read_only=True)
-        except duckdb.Error as e:
-            return f"the file is not a readable DuckDB database ({type(e).__name__})"
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'seed_hash'").fetchone()
-        except duckdb.Error:
-            return "the file has no Kneepoint metadata table"
-        finally:
-            con.close()
-        if row is None or row[0] != seed_hash(self.seed_dir):
-            return "the seed tables have changed since it was built"
-        return None
-
     def close(self) -> None:
         self._con.close()
 
@@ -174,13 +153,8 @@ class Store:
         if self.user_dir is None:
             yield
             return
-        self.user_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.user_dir / ".lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked(self.user_dir):  # O_NOFOLLOW, never truncated: see engine.store.locking
+            yield
 
     def add_rows(self, table: str, rows: list) -> int:
         """Add validated rows to the user's part of `table`, all or nothing (see add_many)."""

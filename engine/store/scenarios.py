@@ -11,7 +11,6 @@ in memory (a store opened with user_dir=None).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -25,6 +24,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from engine.store.build import StoreError
+from engine.store.locking import locked
 
 FILE_NAME = "saved_scenarios.parquet"
 NAME_MAX = 80
@@ -144,27 +144,18 @@ class ScenarioShelf:
                 yield rows
                 self._memory = rows
                 return
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with open(self.directory / ".lock", "w") as fh:  # the same lock file as the store's user rows
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                try:
-                    rows = self._read()
-                    yield rows
-                    self._write(rows)
-                finally:
-                    fcntl.flock(fh, fcntl.LOCK_UN)
+            with locked(self.directory):  # the same lock file as the store's user rows
+                rows = self._read()
+                yield rows
+                self._write(rows)
 
     def _snapshot(self) -> dict[str, SavedScenario]:
         """The rows under a shared lock: DuckDB opens the file more than once while reading, so a writer
         replacing it in between would hand it parts of two files."""
         if self.path is None or not self.path.exists():
             return self._read()
-        with open(self.directory / ".lock", "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_SH)
-            try:
-                return self._read()
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked(self.directory, exclusive=False):
+            return self._read()
 
     def _read(self) -> dict[str, SavedScenario]:
         path = self.path
