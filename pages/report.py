@@ -9,6 +9,7 @@ import streamlit as st
 from engine.report import (ReportError, StaticUnavailable, build_report, find_chromium, html_to_pdf, png_files,
                            read_scenarios, render_html, report_tables, scenarios_json, table_files, zip_bytes)
 from engine.report.figures import FIGURE_TITLES, design_figures
+from engine.report.readback import REPORT_MAX_BYTES, check_report_size
 from engine.report.tables import hardware
 from engine.scenario import ScenarioError, load_scenario
 from engine.store import StoreError, seed_hash
@@ -167,9 +168,14 @@ def _delete() -> str:
     return f"Deleted {chosen!r}."
 
 
+def _uploaded_scenarios(up) -> list:
+    """The uploaded report's scenarios; its size is checked before its bytes are read."""
+    check_report_size(up.size, up.name)
+    return read_scenarios(up.getvalue(), book, source=up.name)
+
+
 def _restore() -> str:
-    up = st.session_state["rep_import"]
-    restored = read_scenarios(up.getvalue(), book, source=up.name)
+    restored = _uploaded_scenarios(st.session_state["rep_import"])
     for s in restored:
         n = pin(s)
     return f"Restored {len(restored)} scenario(s); {n} pinned. They are now choices on the Report tab and on Compare."
@@ -218,11 +224,11 @@ def saved_tab() -> None:
 def import_tab() -> None:
     _show_msg("import")
     up = st.file_uploader("A Kneepoint report (.html) or scenarios (.json)", type=["html", "htm", "json"],
-                          key="rep_import")
+                          key="rep_import", help=f"at most {REPORT_MAX_BYTES // 2**20} MB")
     if up is None:
         return
     try:
-        restored = read_scenarios(up.getvalue(), book, source=up.name)
+        restored = _uploaded_scenarios(up)
     except ReportError as e:
         st.error(str(e))
         return
