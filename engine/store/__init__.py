@@ -29,12 +29,14 @@ from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, ROOT, SCHEMA_VERSION,
                                 StoreError, _check_keys, _sql_type, build_database, load_seed, prepare_database,
                                 resolve_db_path, seed_hash)
 from engine.store.locking import locked
-from engine.store.scenarios import SavedScenario, ScenarioNameError, ScenarioShelf
+from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioNameError, ScenarioOwnerError,
+                                    ScenarioShelf)
 
 log = logging.getLogger("kneepoint.store")
 
 __all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "ENV_DB", "resolve_db_path", "build_database",
-           "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf"]
+           "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf", "ScenarioLimitError",
+           "ScenarioOwnerError"]
 
 
 # --------------------------------------------------------------------------- store
