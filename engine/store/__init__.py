@@ -25,7 +25,8 @@ import pandas as pd
 from engine.catalog import Catalog
 from engine.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
 from engine.seedio import SeedError
-from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, ROOT, SCHEMA_VERSION, SEED_DIR, USER_TABLES,  # noqa: F401
+from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, SCHEMA_VERSION, SEED_DIR,  # noqa: F401
+                                SERIES_ORDER, USER_TABLES,
                                 StoreError, _check_keys, _sql_type, build_database, load_seed, prepare_database,
                                 resolve_db_path, seed_hash)
 from engine.store.locking import locked
@@ -34,12 +35,17 @@ from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioN
 
 log = logging.getLogger("kneepoint.store")
 
-__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "ENV_DB", "resolve_db_path", "build_database",
+__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "MAX_USER_ROWS", "ENV_DB", "resolve_db_path", "build_database",
            "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf", "ScenarioLimitError",
            "ScenarioOwnerError"]
 
 
 # --------------------------------------------------------------------------- store
+
+def _series_order(table: str) -> str:
+    """ORDER BY columns that keep a user table's series contiguous (see SERIES_ORDER)."""
+    return ", ".join(f'"{c}" NULLS FIRST' for c in SERIES_ORDER[table])
+
 
 def _user_dir_of(db_path: Path) -> Path:
     """Where a database's user rows and saved scenarios go: `<db>-user/` beside it."""
@@ -93,6 +99,8 @@ class Store:
         # tagged with a token of this handle, so two handles' versions are equal only while both have none
         self._memory_writes = 0
         self._token = uuid.uuid4().hex[:12]
+        #: the most user rows a table may hold after a write (add_many refuses more); a command may lift it
+        self.max_user_rows = MAX_USER_ROWS
 
     def overlay(self) -> "Store":
         """A private view for one session: this store's tables plus the rows added through the view, kept in
@@ -139,7 +147,8 @@ class Store:
             self._con.execute(f'DELETE FROM "user_{table}"')
             if mtime:
                 try:
-                    self._con.execute(f'INSERT INTO "user_{table}" SELECT * FROM read_parquet(?)', [str(path)])
+                    self._con.execute(f'INSERT INTO "user_{table}" SELECT * FROM read_parquet(?) '
+                                      f'ORDER BY {_series_order(table)}', [str(path)])
                 except duckdb.Error as e:
                     raise StoreError(f"the user table {path} cannot be read ({e}); move it away to start "
                                      "afresh") from None
@@ -166,8 +175,9 @@ class Store:
         """Add validated rows to the user's part of several tables in one all-or-nothing step.
 
         Rejects everything if a row repeats the key of a row already in the store (seed or
-        user) or of another row for the same table; if writing any table fails, no table
-        changes. Returns the number of rows added per table.
+        user) or of another row for the same table, or if a table would hold more than
+        `max_user_rows` user rows (MAX_USER_ROWS unless a command lifted it); if writing any table
+        fails, no table changes. Returns the number of rows added per table.
         """
         frames = {}
         for table, rows in rows_by_table.items():
@@ -177,6 +187,8 @@ class Store:
             bad = [r for r in rows if not isinstance(r, model)]
             if bad:
                 raise StoreError(f"{table} takes {model.__name__} rows, got {type(bad[0]).__name__}")
+            if len(rows) > self.max_user_rows:  # refused before any work; the count with stored rows follows
+                self._refuse_overflow(table, len(rows))
             if rows:
                 _check_keys(table, key, rows)
                 frames[table] = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(model.model_fields))
@@ -190,6 +202,7 @@ class Store:
                 con.register(f"_new_{table}", frame)
             try:
                 for table in frames:
+                    self._refuse_overflow(table, len(frames[table]))
                     self._refuse_clash(table)
                 written: list[str] = []
                 con.execute("BEGIN TRANSACTION")
@@ -210,6 +223,9 @@ class Store:
             finally:
                 for table in frames:
                     con.unregister(f"_new_{table}")
+            if self.user_dir is not None:
+                for table in frames:  # read back in series order (the new rows were appended at the end)
+                    self._reload_user(table, force=True)
         return counts
 
     def _refuse_clash(self, table: str) -> None:
@@ -225,6 +241,14 @@ class Store:
             raise StoreError(f"{table}: a row with {k} is already in the store "
                              f"(source: {clash['existing_source'][0]}); nothing was added")
 
+    def _refuse_overflow(self, table: str, adding: int) -> None:
+        """Raise if adding `adding` rows would leave more than max_user_rows user rows in `table`."""
+        have = int(self._con.execute(f'SELECT count(*) FROM "user_{table}"').fetchall()[0][0])
+        if have + adding > self.max_user_rows:
+            raise StoreError(f"{table}: {adding:,} new rows would make {have + adding:,} of your own, over the limit "
+                             f"of {self.max_user_rows:,} user rows per table; nothing was added (remove rows with "
+                             "`python -m engine profiles clear-user`, or lift the limit with --max-rows)")
+
     def _persist(self, table: str) -> None:
         path = self._user_file(table)
         if path is None:
@@ -232,7 +256,8 @@ class Store:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             quoted = str(tmp).replace("'", "''")
-            self._con.execute(f"COPY \"user_{table}\" TO '{quoted}' (FORMAT parquet)")
+            self._con.execute(f"COPY (SELECT * FROM \"user_{table}\" ORDER BY {_series_order(table)}) "
+                              f"TO '{quoted}' (FORMAT parquet)")
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

@@ -36,12 +36,22 @@ ENV_DB = "KNEEPOINT_DB"
 SCHEMA_VERSION = "1"
 #: tables that also hold the user's own rows (imports, profiler output)
 USER_TABLES = ("latency_points", "load_points", "preprocessing_points")
+#: the columns that name one series (one curve) of each user table, then its points; user rows are kept in this
+#: order, so a series is contiguous and DuckDB's per-row-group min/max skip the rest on a filtered lookup
+SERIES_ORDER = {
+    "latency_points": ("model", "sku", "partition", "precision", "framework", "input_len", "batch"),
+    "load_points": ("model", "sku", "partition", "precision", "framework", "batch", "load_kind", "load"),
+    "preprocessing_points": ("pipeline", "step", "device", "implementation", "input_size"),
+}
+#: the most user rows a table may hold: the profile book reads every row on each command, and past this a
+#: command takes seconds (1,000,000 took minutes); `profiles clear-user` frees room, `--max-rows` lifts it once
+MAX_USER_ROWS = 100_000
 #: the fallback directory in the shared temporary directory is this user's alone
 PRIVATE_DIR_MODE = 0o700
 #: every DuckDB database file carries these bytes at this offset (its storage header)
 DUCKDB_MAGIC, DUCKDB_MAGIC_OFFSET = b"DUCK", 8
 
-__all__ = ["StoreError", "resolve_db_path", "private_temp_dir", "prepare_database", "build_database", "load_seed",
+__all__ = ["StoreError", "MAX_USER_ROWS", "SERIES_ORDER", "resolve_db_path", "private_temp_dir", "prepare_database", "build_database", "load_seed",
            "seed_hash", "USER_TABLES"]
 
 
