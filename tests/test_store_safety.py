@@ -1,6 +1,7 @@
 """The store never destroys a file that is not its own (issue 17): what KNEEPOINT_DB points at, the lock file,
 and the fallback directory in the shared temporary directory."""
 
+import errno
 import os
 import stat
 import tempfile
@@ -167,3 +168,22 @@ def test_a_read_only_data_dir_falls_back_to_the_private_directory(tmp_path, monk
     path = resolve_db_path(UNWRITABLE, env={})
     assert path == tmp_path / f"kneepoint-{os.getuid()}" / "kneepoint.duckdb"
     assert stat.S_IMODE(path.parent.stat().st_mode) == PRIVATE_DIR_MODE
+
+
+def test_saved_scenarios_in_a_read_only_directory_are_listed_but_not_changed(tmp_path, monkeypatch):
+    shelf = ScenarioShelf(tmp_path)
+    scenario = load_scenario({"model": "resnet50", "gpu": {"sku": "T4-16GB"}, "name": "kept"})
+    shelf.save(scenario)
+    (tmp_path / ".lock").unlink()  # as shipped in a read-only image: the file, no lock beside it
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only)
+    assert shelf.names() == ["kept"]  # nobody can write there, so reading needs no lock
+    with pytest.raises(StoreError) as e:
+        shelf.delete("kept")
+    assert "Read-only file system" in _one_line(e.value) and ENV_DB in str(e.value)

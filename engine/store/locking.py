@@ -23,7 +23,14 @@ LOCK_NAME = ".lock"
 LOCK_MODE = 0o600
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 
-__all__ = ["LOCK_NAME", "LOCK_MODE", "open_lock", "locked"]
+#: how the system says a directory cannot be written (a read-only mount, no permission)
+_READ_ONLY_ERRORS = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+__all__ = ["LOCK_NAME", "LOCK_MODE", "open_lock", "locked", "UnwritableDirectory"]
+
+
+class UnwritableDirectory(StoreError):
+    """The store directory cannot be written (read-only deployment): nothing can change there."""
 
 
 def open_lock(directory: Path) -> int:
@@ -37,8 +44,9 @@ def open_lock(directory: Path) -> int:
         if e.errno == errno.ELOOP:
             raise StoreError(f"{path} is a symbolic link; Kneepoint locks only a plain file of its own "
                              "(remove the link)") from None
-        raise StoreError(f"cannot write in {directory} ({e.strerror or e}); set {ENV_DB} to a file in a "
-                         "writable directory") from None
+        error = UnwritableDirectory if e.errno in _READ_ONLY_ERRORS else StoreError
+        raise error(f"cannot write in {directory} ({e.strerror or e}); set {ENV_DB} to a file in a "
+                    "writable directory") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise StoreError(f"{path} is not a plain file; Kneepoint locks only a plain file of its own (remove it)")
@@ -47,8 +55,15 @@ def open_lock(directory: Path) -> int:
 
 @contextlib.contextmanager
 def locked(directory: Path, exclusive: bool = True) -> Iterator[None]:
-    """Hold `directory`'s lock (exclusive for writers, shared for readers) for the block."""
-    fd = open_lock(directory)
+    """Hold `directory`'s lock (exclusive for writers, shared for readers) for the block. A reader of a directory
+    nobody can write (a read-only deployment) reads without the lock: there is no writer to wait for."""
+    try:
+        fd = open_lock(directory)
+    except UnwritableDirectory:
+        if exclusive or not Path(directory).is_dir():
+            raise
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
