@@ -34,7 +34,9 @@ def _user() -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     saved = _store().saved_scenarios.list()
     if args.json:
-        print(json.dumps([{**s.model_dump(mode="json", exclude={"scenario", "owner"}), "scenario": json.loads(s.scenario)}
+        # the owner hash is for the shelf's checks, not for reading
+        print(json.dumps([{**s.model_dump(mode="json", exclude={"scenario", "owner"}),
+                           "scenario": json.loads(s.scenario)}
                           for s in saved], indent=1))
         return 0
     if not saved:

@@ -4,8 +4,11 @@ On first use it builds a DuckDB file from data/seed/*.csv (validated row by
 row against engine.records), into data/ or, where that is not writable, a
 temporary directory; KNEEPOINT_DB overrides the path. The build writes a
 temporary file and renames it into place, so a reader never sees a partly
-built database. A missing, corrupt or outdated file (its seed hash differs
-from the seed tables on disk) is rebuilt with a logged message.
+built database. A missing or outdated file (its seed hash differs from the
+seed tables on disk) is built with a logged message; a corrupt DuckDB file is
+moved aside to `<name>.corrupt-<UTC time>` first; anything at the path that is
+not Kneepoint's own database is refused, never deleted (engine.store.build).
+User rows are capped per table (MAX_USER_ROWS) and kept in series order.
 """
 
 from __future__ import annotations
@@ -26,18 +29,17 @@ from engine.catalog import Catalog
 from engine.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
 from engine.seedio import SeedError
 from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, SCHEMA_VERSION, SEED_DIR,  # noqa: F401
-                                SERIES_ORDER, USER_TABLES,
-                                StoreError, _check_keys, _sql_type, build_database, load_seed, prepare_database,
-                                resolve_db_path, seed_hash)
+                                SERIES_ORDER, USER_TABLES, StoreError, _check_keys, _sql_type, build_database,
+                                load_seed, prepare_database, resolve_db_path, seed_hash)
 from engine.store.locking import locked
 from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioNameError, ScenarioOwnerError,
                                     ScenarioShelf)
 
 log = logging.getLogger("kneepoint.store")
 
-__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "MAX_USER_ROWS", "ENV_DB", "resolve_db_path", "build_database",
-           "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf", "ScenarioLimitError",
-           "ScenarioOwnerError"]
+__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "MAX_USER_ROWS", "ENV_DB", "resolve_db_path",
+           "build_database", "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf",
+           "ScenarioLimitError", "ScenarioOwnerError"]
 
 
 # --------------------------------------------------------------------------- store

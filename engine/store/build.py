@@ -51,8 +51,8 @@ PRIVATE_DIR_MODE = 0o700
 #: every DuckDB database file carries these bytes at this offset (its storage header)
 DUCKDB_MAGIC, DUCKDB_MAGIC_OFFSET = b"DUCK", 8
 
-__all__ = ["StoreError", "MAX_USER_ROWS", "SERIES_ORDER", "resolve_db_path", "private_temp_dir", "prepare_database", "build_database", "load_seed",
-           "seed_hash", "USER_TABLES"]
+__all__ = ["StoreError", "MAX_USER_ROWS", "SERIES_ORDER", "resolve_db_path", "private_temp_dir", "prepare_database",
+           "build_database", "load_seed", "seed_hash", "USER_TABLES"]
 
 
 class StoreError(KneepointError, RuntimeError):

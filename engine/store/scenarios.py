@@ -5,7 +5,9 @@ Like the store's user rows they live in one Parquet file, `<db>-user/saved_scena
 kneepoint.scenario/1), owner). A hosted app passes each write an owner token (kept in the visitor's
 session): the scenario records a hash of it, and only the same token may overwrite, rename or delete it;
 everyone may list and load. Locally (the CLI, `make run`) no token is passed and anyone may change any.
-Names, authors, notes, the scenario's JSON and the number saved are capped (the constants below). Every change takes the directory's file lock (the store's `.lock`), re-reads
+Names, authors, notes, the scenario's JSON and the number saved are capped (the constants below).
+
+Every change takes the directory's file lock (the store's `.lock`), re-reads
 the file, and replaces it atomically (temporary file, then rename), so two processes saving at once
 lose nothing and a reader never sees a half-written file. A shelf without a directory keeps its rows
 in memory (a store opened with user_dir=None).
