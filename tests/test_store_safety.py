@@ -4,6 +4,8 @@ and the fallback directory in the shared temporary directory."""
 import errno
 import os
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from engine.store.build import PRIVATE_DIR_MODE, private_temp_dir
 from engine.store.locking import LOCK_MODE
 from engine.store.scenarios import ScenarioShelf
 from engine.scenario import load_scenario
+from tests.conftest import ROOT
 
 ROOT_USER = os.geteuid() == 0
 #: a directory nobody can create files in, root included (root ignores mode bits)
@@ -187,3 +190,20 @@ def test_saved_scenarios_in_a_read_only_directory_are_listed_but_not_changed(tmp
     with pytest.raises(StoreError) as e:
         shelf.delete("kept")
     assert "Read-only file system" in _one_line(e.value) and ENV_DB in str(e.value)
+
+
+@pytest.mark.parametrize("make", ["directory", "text file"])
+def test_the_cli_says_one_line_for_a_bad_kneepoint_db(tmp_path, make):
+    target = tmp_path / "db"
+    if make == "directory":
+        target.mkdir()
+    else:
+        target.write_text("not a database")
+    env = dict(os.environ, KNEEPOINT_DB=str(target))
+    proc = subprocess.run([sys.executable, "-m", "engine", "profiles", "list", "--model", "resnet50"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    err = "\n".join(line for line in proc.stderr.splitlines() if "nanobind" not in line and "leaked" not in line)
+    assert proc.returncode == 2 and err.startswith(f"error: {ENV_DB}: {target}") and "Traceback" not in err, err
+    assert err.count("\n") == 0
+    assert target.is_dir() if make == "directory" else target.read_text() == "not a database"
+

@@ -83,6 +83,17 @@ def test_cli_import_names_the_limit_and_max_rows_lifts_it(tmp_path, monkeypatch,
     assert "'0' is not a whole number of rows above zero" in capsys.readouterr().err
 
 
+def test_an_overlay_has_the_same_row_limit(tmp_path):
+    shared = Store.hosted(tmp_path / "k.duckdb")
+    view = shared.overlay()
+    view.max_user_rows = 2
+    view.add_rows("latency_points", [_row("m", 1), _row("m", 2)])
+    with pytest.raises(StoreError, match="over the limit of 2 user rows"):
+        view.add_rows("latency_points", [_row("m", 3)])
+    assert view.user_counts()["latency_points"] == 2
+    shared.close()
+
+
 # --------------------------------------------------------------------------- clear-user
 
 def test_clear_user_asks_for_yes_then_removes_only_user_rows(tmp_path, monkeypatch, capsys):
