@@ -108,8 +108,8 @@ def cmd_clear_user(args: argparse.Namespace, store=None) -> int:
     counts = s.user_counts()
     listing = ", ".join(f"{counts[t]:,} {t}" for t in tables)
     if not args.yes:
-        print(f"would remove {listing} user rows from {s.path}; nothing removed: add --yes to remove them",
-              file=sys.stderr)
+        print(f"would remove {listing} user rows (kept in {s.user_dir}); nothing removed: add --yes to remove "
+              "them", file=sys.stderr)
         return 1
     removed = {t: s.clear_user_rows(t) for t in tables}
     print(f"removed {', '.join(f'{n:,} {t}' for t, n in removed.items())} user rows; the seed rows are unchanged")
