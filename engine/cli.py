@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--threshold", type=float, default=0.8, help="utilisation threshold (utilization rule)")
     pk.add_argument("--percentile", type=int, default=95, help="tail percentile for Time_knee")
     pk.set_defaults(func=cmd_profiles_knee)
+    from engine.cli_io import register_clear_user
+
+    register_clear_user(psub)  # profiles clear-user [--table T] [--yes]
 
     from engine import cli_eval, cli_io, cli_profile, cli_sim
 

@@ -5,6 +5,10 @@
     import csv FILE [--table latency_points]        (the project's own schema, as exported)
     import parquet FILE [--table latency_points]
     export csv|parquet PATH [--table T] [--user-only]   (PATH: a directory for every table, a file for one)
+    profiles clear-user [--table T] [--yes]         (registered under `profiles` by engine.cli)
+
+Every import takes --max-rows N: the most user rows a table may hold afterwards (default
+engine.store.MAX_USER_ROWS); more is refused with a message naming the limit, and nothing is added.
 
 Each handler prints what it added or wrote (rows per table) and returns 0; an import that fails
 prints its one-line reason (file, line, field) on stderr, adds nothing, and returns 2. An import that
@@ -22,17 +26,31 @@ from engine.exporters import FORMATS, export_all, export_table
 from engine.importers import ImportFailed, ImportResult, import_file, import_model_analyzer, import_perf_analyzer
 from engine.records import PRECISIONS, TABLES
 
-__all__ = ["register", "cmd_import_perf_analyzer", "cmd_import_model_analyzer", "cmd_import_own", "cmd_export"]
+__all__ = ["register", "register_clear_user", "cmd_import_perf_analyzer", "cmd_import_model_analyzer", "cmd_import_own",
+           "cmd_export", "cmd_clear_user"]
 
 _USER_TABLES = ("latency_points", "load_points", "preprocessing_points")  # engine.store.USER_TABLES, without DuckDB
 
 
-def _store(store):
-    if store is not None:
-        return store
-    from engine.store import Store
+def _store(store, args: argparse.Namespace = None):
+    """The store to use (a fresh one unless given), with the row limit an import's --max-rows asked for."""
+    if store is None:
+        from engine.store import Store
 
-    return Store()
+        store = Store()
+    if args is not None and getattr(args, "max_rows", None) is not None:
+        store.max_user_rows = args.max_rows
+    return store
+
+
+def _positive_rows(text: str) -> int:
+    try:
+        rows = int(text)
+    except ValueError:
+        rows = 0
+    if rows <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of rows above zero")
+    return rows
 
 
 def _report(run) -> int:
@@ -56,16 +74,16 @@ def _triton_fields(args: argparse.Namespace) -> dict:
 
 def cmd_import_perf_analyzer(args: argparse.Namespace, store=None) -> int:
     fields = _triton_fields(args) | dict(model=args.model, batch=args.batch)
-    return _report(lambda: import_perf_analyzer(_store(store), args.file, **fields))
+    return _report(lambda: import_perf_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_model_analyzer(args: argparse.Namespace, store=None) -> int:
     fields = _triton_fields(args) | dict(model=args.model, triton_model=args.triton_model, config=args.config)
-    return _report(lambda: import_model_analyzer(_store(store), args.file, **fields))
+    return _report(lambda: import_model_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_own(args: argparse.Namespace, store=None) -> int:
-    return _report(lambda: import_file(_store(store), args.file, table=args.table, fmt=args.format))
+    return _report(lambda: import_file(_store(store, args), args.file, table=args.table, fmt=args.format))
 
 
 def cmd_export(args: argparse.Namespace, store=None) -> int:
@@ -87,6 +105,37 @@ def cmd_export(args: argparse.Namespace, store=None) -> int:
     return 0
 
 
+def cmd_clear_user(args: argparse.Namespace, store=None) -> int:
+    """Remove the user's own rows (imports, profiler output) of one table or all; the seed rows stay."""
+    s = _store(store)
+    tables = [args.table] if args.table else list(_USER_TABLES)
+    counts = s.user_counts()
+    listing = ", ".join(f"{counts[t]:,} {t}" for t in tables)
+    if not args.yes:
+        print(f"would remove {listing} user rows (kept in {s.user_dir}); nothing removed: add --yes to remove "
+              "them", file=sys.stderr)
+        return 1
+    removed = {t: s.clear_user_rows(t) for t in tables}
+    print(f"removed {', '.join(f'{n:,} {t}' for t, n in removed.items())} user rows; the seed rows are unchanged")
+    return 0
+
+
+def register_clear_user(profiles_subparsers) -> None:
+    """Add `clear-user` to the `profiles` command's subparsers (engine.cli builds that group)."""
+    cu = profiles_subparsers.add_parser("clear-user", help="remove your own rows (imports, profiler output); "
+                                        "the seed rows stay")
+    cu.add_argument("--table", choices=_USER_TABLES, help="only this table (default: every table with user rows)")
+    cu.add_argument("--yes", action="store_true", help="really remove them (without it: say what would go)")
+    cu.set_defaults(func=cmd_clear_user)
+
+
+def _max_rows_arg(p: argparse.ArgumentParser) -> None:
+    # the default is named, not imported: building the parser must not load DuckDB
+    p.add_argument("--max-rows", type=_positive_rows, metavar="N",
+                   help="most user rows the table may hold after the import (default: engine.store.MAX_USER_ROWS; "
+                        "a refusal names it)")
+
+
 def _common_triton(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=Path, help="the CSV file")
     p.add_argument("--gpu", required=True, help="catalogue GPU SKU it ran on (e.g. A100-SXM4-40GB), or CPU")
@@ -95,6 +144,7 @@ def _common_triton(p: argparse.ArgumentParser) -> None:
     p.add_argument("--framework", default="triton", help="backend label kept with the rows (default: triton)")
     p.add_argument("--source", help="short provenance kept on every row (default: tool and file name)")
     p.add_argument("--measured-on", default="", help="date and host of the measurement")
+    _max_rows_arg(p)
 
 
 def register(subparsers) -> None:
@@ -120,6 +170,7 @@ def register(subparsers) -> None:
         own.add_argument("file", type=Path)
         own.add_argument("--table", choices=_USER_TABLES,
                          help="target table (default: the file's name if it is a table, else latency_points)")
+        _max_rows_arg(own)
         own.set_defaults(func=cmd_import_own, format=fmt)
 
     exp = subparsers.add_parser("export", help="write tables to CSV or Parquet in the project's own schema")

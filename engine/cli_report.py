@@ -15,12 +15,9 @@ from pathlib import Path
 
 
 def _read_bytes(path: str) -> bytes:
-    from engine.report import ReportError
+    from engine.report.readback import read_report_bytes
 
-    try:
-        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
+    return read_report_bytes(path)  # refuses a file larger than a report may be before reading it
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import sys
 from pathlib import Path
 
 
@@ -35,7 +34,9 @@ def _user() -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     saved = _store().saved_scenarios.list()
     if args.json:
-        print(json.dumps([{**s.model_dump(mode="json", exclude={"scenario"}), "scenario": json.loads(s.scenario)}
+        # the owner hash is for the shelf's checks, not for reading
+        print(json.dumps([{**s.model_dump(mode="json", exclude={"scenario", "owner"}),
+                           "scenario": json.loads(s.scenario)}
                           for s in saved], indent=1))
         return 0
     if not saved:
@@ -53,13 +54,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_save(args: argparse.Namespace) -> int:
     from engine.profiles import ProfileBook
     from engine.report import read_scenarios
+    from engine.report.readback import read_report_bytes
     from engine.scenario import ScenarioError
 
     store = _store()
-    try:
-        content = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-    except OSError as e:
-        raise ScenarioError(f"cannot read {args.file}: {e.strerror or e}") from None
+    content = read_report_bytes(args.file)  # its size checked before it is read
     scenarios = read_scenarios(content, ProfileBook.from_store(store), source=args.file)
     if args.name is not None and len(scenarios) > 1:
         raise ScenarioError(f"{args.file} holds {len(scenarios)} scenarios; --name applies to one")

@@ -2,6 +2,8 @@
 scenarios in the store; import a report to restore its scenarios."""
 
 import hashlib
+import secrets
+from typing import Optional
 
 import pandas as pd
 import streamlit as st
@@ -9,9 +11,12 @@ import streamlit as st
 from engine.report import (ReportError, StaticUnavailable, build_report, find_chromium, html_to_pdf, png_files,
                            read_scenarios, render_html, report_tables, scenarios_json, table_files, zip_bytes)
 from engine.report.figures import FIGURE_TITLES, design_figures
+from engine.report.readback import REPORT_MAX_BYTES, check_report_size
 from engine.report.tables import hardware
 from engine.scenario import ScenarioError, load_scenario
 from engine.store import StoreError, seed_hash
+from engine.store.overlay import SessionOverlay
+from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
 from engine.urlstate import encode
 from ui.design_state import context
 from ui.scenarios import current_scenario, pin, pins
@@ -141,10 +146,21 @@ def _show_msg(where: str) -> None:
         del st.session_state["rep_msg"]
 
 
+_OWNER_TOKEN = "_kneepoint_owner_token"  # session_state key of this session's owner token (hosted)
+
+
+def _owner() -> Optional[str]:
+    """This session's owner token for saved scenarios in a hosted app, made on first use and kept in the session
+    (a hash of it is stored with what it saves); None locally, where anyone may change any saved scenario."""
+    if not isinstance(store, SessionOverlay):  # hosted mode gives every session an overlay (ui.session)
+        return None
+    return st.session_state.setdefault(_OWNER_TOKEN, secrets.token_urlsafe(24))
+
+
 def _save() -> str:
     ss = st.session_state
     row = store.saved_scenarios.save(current_scenario(book), name=ss["rep_save_name"], author=ss["rep_save_author"],
-                                     note=ss["rep_save_note"], overwrite=ss["rep_save_overwrite"])
+                                     note=ss["rep_save_note"], overwrite=ss["rep_save_overwrite"], owner=_owner())
     return f"Saved {row.name!r}."
 
 
@@ -156,32 +172,42 @@ def _pin_saved() -> str:
 
 def _rename() -> str:
     old, new = st.session_state["rep_saved_pick"], st.session_state["rep_rename_to"]
-    store.saved_scenarios.rename(old, new)
+    store.saved_scenarios.rename(old, new, owner=_owner())
     st.session_state["rep_saved_pick"] = new
     return f"Renamed {old!r} to {new!r}."
 
 
 def _delete() -> str:
     chosen = st.session_state["rep_saved_pick"]
-    store.saved_scenarios.delete(chosen)
+    store.saved_scenarios.delete(chosen, owner=_owner())
     return f"Deleted {chosen!r}."
 
 
+def _uploaded_scenarios(up) -> list:
+    """The uploaded report's scenarios; its size is checked before its bytes are read."""
+    check_report_size(up.size, up.name)
+    return read_scenarios(up.getvalue(), book, source=up.name)
+
+
 def _restore() -> str:
-    up = st.session_state["rep_import"]
-    restored = read_scenarios(up.getvalue(), book, source=up.name)
+    restored = _uploaded_scenarios(st.session_state["rep_import"])
     for s in restored:
         n = pin(s)
     return f"Restored {len(restored)} scenario(s); {n} pinned. They are now choices on the Report tab and on Compare."
 
 
 def saved_tab() -> None:
-    st.caption("Named scenarios kept in the profile store's user directory (shared by everyone using this store).")
+    owner = _owner()
+    if owner is None:
+        st.caption("Named scenarios kept in the profile store's user directory (shared by everyone using this store).")
+    else:
+        st.caption("Shared with everyone using this app: anyone may list, pin and open a saved scenario; only the "
+                   "browser session that saved one may overwrite, rename or delete it.")
     _show_msg("saved")
     c = st.columns([2, 1, 2, 1])
     c[0].text_input("Save the current design as", value=current_scenario(book).name, key="rep_save_name")
-    c[1].text_input("Author", key="rep_save_author")
-    c[2].text_input("Note", key="rep_save_note")
+    c[1].text_input("Author", key="rep_save_author", max_chars=AUTHOR_MAX)
+    c[2].text_input("Note", key="rep_save_note", max_chars=NOTE_MAX)
     c[3].checkbox("Overwrite", key="rep_save_overwrite", help="replace a saved scenario of the same name")
     st.button("Save", key="rep_save", on_click=_act, args=("saved", _save))
     try:
@@ -192,14 +218,20 @@ def saved_tab() -> None:
     if not saved:
         st.info("No saved scenarios yet.")
         return
-    st.dataframe(pd.DataFrame([{"name": s.name, "author": s.author, "saved (UTC)": s.saved_at, "note": s.note,
-                                "design": f"{load_scenario(s.scenario).model} on {hardware(load_scenario(s.scenario))}"}
-                               for s in saved]), hide_index=True, key="rep_saved_table")
+    listing = pd.DataFrame([{"name": s.name, "author": s.author, "saved (UTC)": s.saved_at, "note": s.note,
+                             "design": f"{load_scenario(s.scenario).model} on {hardware(load_scenario(s.scenario))}"}
+                            for s in saved])
+    if owner is not None:
+        listing["yours"] = [s.owned_by(owner) for s in saved]
+    st.dataframe(listing, hide_index=True, key="rep_saved_table")
     names = [s.name for s in saved]
     if st.session_state.get("rep_saved_pick") not in names:  # before the widget exists, so it may be set
         st.session_state["rep_saved_pick"] = names[0]
     c = st.columns([2, 1, 1, 2, 1, 1])
-    c[0].selectbox("Saved scenario", names, key="rep_saved_pick")
+    chosen = c[0].selectbox("Saved scenario", names, key="rep_saved_pick")
+    # hosted: only the session that saved it may change it (the shelf refuses anyway; this says so up front)
+    locked = owner is not None and not next(s for s in saved if s.name == chosen).owned_by(owner)
+    why = "saved by another session: only its owner may change it" if locked else None
     c[1].button("Pin", key="rep_saved_pin", help="add to the pinned designs (Compare, Report)", on_click=_act,
                 args=("saved", _pin_saved))
     if c[2].button("Open in Design", key="rep_saved_open"):
@@ -211,18 +243,18 @@ def saved_tab() -> None:
         else:
             st.switch_page("pages/design.py", query_params={"s": encode(sc)})
     c[3].text_input("New name", key="rep_rename_to")
-    c[4].button("Rename", key="rep_rename", on_click=_act, args=("saved", _rename))
-    c[5].button("Delete", key="rep_delete", on_click=_act, args=("saved", _delete))
+    c[4].button("Rename", key="rep_rename", on_click=_act, args=("saved", _rename), disabled=locked, help=why)
+    c[5].button("Delete", key="rep_delete", on_click=_act, args=("saved", _delete), disabled=locked, help=why)
 
 
 def import_tab() -> None:
     _show_msg("import")
     up = st.file_uploader("A Kneepoint report (.html) or scenarios (.json)", type=["html", "htm", "json"],
-                          key="rep_import")
+                          key="rep_import", help=f"at most {REPORT_MAX_BYTES // 2**20} MB")
     if up is None:
         return
     try:
-        restored = read_scenarios(up.getvalue(), book, source=up.name)
+        restored = _uploaded_scenarios(up)
     except ReportError as e:
         st.error(str(e))
         return

@@ -37,13 +37,18 @@ def test_missing_file_is_built(tmp_path, caplog):
     again.close()
 
 
-def test_corrupt_file_is_rebuilt(tmp_path):
+def test_corrupt_file_is_moved_aside_and_rebuilt(tmp_path):
     path = tmp_path / "k.duckdb"
-    path.write_bytes(b"this is not a duckdb file" * 100)
+    Store(path).close()
+    good = path.read_bytes()
+    corrupt = good[:4096] + b"\xff" * (len(good) - 4096)  # the DuckDB header survives, every block is garbage
+    path.write_bytes(corrupt)
     s = Store(path)
-    assert "not a readable DuckDB database" in s.rebuilt_because
+    assert "not a readable DuckDB database" in s.rebuilt_because and "moved to k.duckdb.corrupt-" in s.rebuilt_because
     assert s.counts()["mig_profiles"] > 0
     s.close()
+    (aside,) = tmp_path.glob("k.duckdb.corrupt-*")  # kept, byte for byte, for whoever wants to look
+    assert aside.read_bytes() == corrupt
 
 
 def test_changed_seed_triggers_rebuild(tmp_path, seed_copy):

@@ -1,15 +1,26 @@
-"""Scenarios back from a report: its HTML (the embedded JSON), its JSON, a scenario list or one scenario."""
+"""Scenarios back from a report: its HTML (the embedded JSON), its JSON, a scenario list or one scenario.
+
+Anyone may hand the Report page or the CLI a file, so reading one is bounded: its size is checked against
+REPORT_MAX_BYTES before it is read, and the embedded JSON is found by fixed markers in one pass over the text
+(a regular expression with two unbounded parts took minutes on a few hundred kilobytes of crafted input).
+"""
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import sys
+from pathlib import Path
+from typing import Optional
 
 from engine.report.build import REPORT_SCHEMA
 from engine.report.html import PAYLOAD_ID
 from engine.scenario import SCHEMA_ID, Scenario, ScenarioError, load_scenario
 
-_PAYLOAD = re.compile(r'<script[^>]*\bid="' + re.escape(PAYLOAD_ID) + r'"[^>]*>(.*?)</script>', re.S)
+#: the largest file read back as a report: one is about 5 MB (plotly.js is inlined) plus tens of kB per design
+REPORT_MAX_BYTES = 20 * 1024 * 1024
+_OPEN_TAG, _CLOSE_TAG = "<script", "</script>"
+_PAYLOAD_ATTR = f'id="{PAYLOAD_ID}"'
 
 
 class ReportError(ScenarioError):
@@ -25,20 +36,66 @@ def _text(content: str | bytes, source: str) -> str:
         raise ReportError(f"{source}: not UTF-8 text (expected a Kneepoint report's .html or .json)") from None
 
 
+def check_report_size(size: int, source: str = "the file") -> None:
+    """ReportError if `size` bytes is more than a report may be (REPORT_MAX_BYTES); call before reading it."""
+    if size > REPORT_MAX_BYTES:
+        raise ReportError(f"{source}: {size / 2**20:.1f} MB is larger than the {REPORT_MAX_BYTES / 2**20:g} MB a "
+                          "Kneepoint report may be")
+
+
+def read_report_bytes(path: str) -> bytes:
+    """The bytes of a report file (`-`: standard input), its size checked before it is read."""
+    try:
+        if path == "-":
+            content = sys.stdin.buffer.read(REPORT_MAX_BYTES + 1)  # stdin has no size to ask first
+        else:
+            check_report_size(os.stat(path).st_size, path)
+            with open(path, "rb") as fh:
+                content = fh.read(REPORT_MAX_BYTES + 1)  # a file still growing is cut off, not read whole
+    except OSError as e:
+        raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
+    check_report_size(len(content), path)
+    return content
+
+
+def _embedded_payload(text: str) -> Optional[str]:
+    """The text inside `<script ... id="kneepoint-report" ...>`, or None. One pass: every search starts where
+    the previous one ended, so each character is looked at a bounded number of times (linear time)."""
+    pos = 0
+    while True:
+        start = text.find(_OPEN_TAG, pos)
+        if start < 0:
+            return None
+        tag_end = text.find(">", start)
+        if tag_end < 0:
+            return None
+        close = text.find(_CLOSE_TAG, tag_end)
+        if close < 0:
+            return None
+        if _PAYLOAD_ATTR in text[start:tag_end]:
+            return text[tag_end + 1:close]
+        pos = close + len(_CLOSE_TAG)  # skip the script's body: a `<script` inside it starts nothing
+
+
 def scenario_dicts(content: str | bytes, source: str = "the file") -> list[dict]:
     """The scenarios in a report HTML, a report JSON ({"schema": "kneepoint.report/1", "scenarios": [...]}),
     a JSON list of scenarios, or one scenario object; as plain dicts, not yet validated."""
+    check_report_size(len(content), source)
     text = _text(content, source).strip()
     if text.startswith("<"):
-        m = _PAYLOAD.search(text)
-        if not m:
+        payload = _embedded_payload(text)
+        if payload is None:
             raise ReportError(f"{source}: this HTML has no embedded Kneepoint scenarios (script "
                               f"id={PAYLOAD_ID!r}); was it written by Kneepoint's report?")
-        text = m.group(1)
+        text = payload
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ReportError(f"{source}: not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise ReportError(f"{source}: the JSON is nested too deeply to be a Kneepoint report") from None
+    except ValueError as e:  # e.g. an integer with more digits than Python converts
+        raise ReportError(f"{source}: not valid JSON: {str(e)[:100]}") from None
     if isinstance(data, dict) and "scenarios" in data:
         if data.get("schema") not in (None, REPORT_SCHEMA):
             raise ReportError(f"{source}: schema {data.get('schema')!r} is not {REPORT_SCHEMA!r}")

@@ -4,14 +4,16 @@ On first use it builds a DuckDB file from data/seed/*.csv (validated row by
 row against engine.records), into data/ or, where that is not writable, a
 temporary directory; KNEEPOINT_DB overrides the path. The build writes a
 temporary file and renames it into place, so a reader never sees a partly
-built database. A missing, corrupt or outdated file (its seed hash differs
-from the seed tables on disk) is rebuilt with a logged message.
+built database. A missing or outdated file (its seed hash differs from the
+seed tables on disk) is built with a logged message; a corrupt DuckDB file is
+moved aside to `<name>.corrupt-<UTC time>` first; anything at the path that is
+not Kneepoint's own database is refused, never deleted (engine.store.build).
+User rows are capped per table (MAX_USER_ROWS) and kept in series order.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import threading
@@ -26,18 +28,26 @@ import pandas as pd
 from engine.catalog import Catalog
 from engine.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
 from engine.seedio import SeedError
-from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, ROOT, SCHEMA_VERSION, SEED_DIR, USER_TABLES,  # noqa: F401
-                                StoreError, _check_keys, _sql_type, build_database, load_seed, resolve_db_path,
-                                seed_hash)
-from engine.store.scenarios import SavedScenario, ScenarioNameError, ScenarioShelf
+from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, SCHEMA_VERSION, SEED_DIR,  # noqa: F401
+                                SERIES_ORDER, USER_TABLES, StoreError, _check_keys, _sql_type, build_database,
+                                load_seed, prepare_database, resolve_db_path, seed_hash)
+from engine.store.locking import locked
+from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioNameError, ScenarioOwnerError,
+                                    ScenarioShelf)
 
 log = logging.getLogger("kneepoint.store")
 
-__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "ENV_DB", "resolve_db_path", "build_database",
-           "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf"]
+__all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "MAX_USER_ROWS", "ENV_DB", "resolve_db_path",
+           "build_database", "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf",
+           "ScenarioLimitError", "ScenarioOwnerError"]
 
 
 # --------------------------------------------------------------------------- store
+
+def _series_order(table: str) -> str:
+    """ORDER BY columns that keep a user table's series contiguous (see SERIES_ORDER)."""
+    return ", ".join(f'"{c}" NULLS FIRST' for c in SERIES_ORDER[table])
+
 
 def _user_dir_of(db_path: Path) -> Path:
     """Where a database's user rows and saved scenarios go: `<db>-user/` beside it."""
@@ -91,6 +101,8 @@ class Store:
         # tagged with a token of this handle, so two handles' versions are equal only while both have none
         self._memory_writes = 0
         self._token = uuid.uuid4().hex[:12]
+        #: the most user rows a table may hold after a write (add_many refuses more); a command may lift it
+        self.max_user_rows = MAX_USER_ROWS
 
     def overlay(self) -> "Store":
         """A private view for one session: this store's tables plus the rows added through the view, kept in
@@ -101,12 +113,8 @@ class Store:
         return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
-        reason = self._staleness()
-        if reason:
-            log.warning("rebuilding the profile database at %s: %s", self.path, reason)
-            self.rebuilt_because = reason
-            self.path.unlink(missing_ok=True)
-            build_database(self.path, self.seed_dir)
+        # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path
+        self.rebuilt_because = prepare_database(self.path, self.seed_dir)
         con = duckdb.connect(":memory:")
         try:
             con.execute("ATTACH ? AS seed (READ_ONLY)", [str(self.path)])
@@ -141,28 +149,12 @@ class Store:
             self._con.execute(f'DELETE FROM "user_{table}"')
             if mtime:
                 try:
-                    self._con.execute(f'INSERT INTO "user_{table}" SELECT * FROM read_parquet(?)', [str(path)])
+                    self._con.execute(f'INSERT INTO "user_{table}" SELECT * FROM read_parquet(?) '
+                                      f'ORDER BY {_series_order(table)}', [str(path)])
                 except duckdb.Error as e:
                     raise StoreError(f"the user table {path} cannot be read ({e}); move it away to start "
                                      "afresh") from None
             self._loaded_mtime[table] = mtime
-
-    def _staleness(self) -> Optional[str]:
-        if not self.path.exists():
-            return "the database file does not exist yet"
-        try:
-            con = duckdb.connect(str(self.path), read_only=True)
-        except duckdb.Error as e:
-            return f"the file is not a readable DuckDB database ({type(e).__name__})"
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'seed_hash'").fetchone()
-        except duckdb.Error:
-            return "the file has no Kneepoint metadata table"
-        finally:
-            con.close()
-        if row is None or row[0] != seed_hash(self.seed_dir):
-            return "the seed tables have changed since it was built"
-        return None
 
     def close(self) -> None:
         self._con.close()
@@ -174,13 +166,8 @@ class Store:
         if self.user_dir is None:
             yield
             return
-        self.user_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.user_dir / ".lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with locked(self.user_dir):  # O_NOFOLLOW, never truncated: see engine.store.locking
+            yield
 
     def add_rows(self, table: str, rows: list) -> int:
         """Add validated rows to the user's part of `table`, all or nothing (see add_many)."""
@@ -190,8 +177,9 @@ class Store:
         """Add validated rows to the user's part of several tables in one all-or-nothing step.
 
         Rejects everything if a row repeats the key of a row already in the store (seed or
-        user) or of another row for the same table; if writing any table fails, no table
-        changes. Returns the number of rows added per table.
+        user) or of another row for the same table, or if a table would hold more than
+        `max_user_rows` user rows (MAX_USER_ROWS unless a command lifted it); if writing any table
+        fails, no table changes. Returns the number of rows added per table.
         """
         frames = {}
         for table, rows in rows_by_table.items():
@@ -201,6 +189,8 @@ class Store:
             bad = [r for r in rows if not isinstance(r, model)]
             if bad:
                 raise StoreError(f"{table} takes {model.__name__} rows, got {type(bad[0]).__name__}")
+            if len(rows) > self.max_user_rows:  # refused before any work; the count with stored rows follows
+                self._refuse_overflow(table, len(rows))
             if rows:
                 _check_keys(table, key, rows)
                 frames[table] = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(model.model_fields))
@@ -214,6 +204,7 @@ class Store:
                 con.register(f"_new_{table}", frame)
             try:
                 for table in frames:
+                    self._refuse_overflow(table, len(frames[table]))
                     self._refuse_clash(table)
                 written: list[str] = []
                 con.execute("BEGIN TRANSACTION")
@@ -234,6 +225,9 @@ class Store:
             finally:
                 for table in frames:
                     con.unregister(f"_new_{table}")
+            if self.user_dir is not None:
+                for table in frames:  # read back in series order (the new rows were appended at the end)
+                    self._reload_user(table, force=True)
         return counts
 
     def _refuse_clash(self, table: str) -> None:
@@ -249,6 +243,14 @@ class Store:
             raise StoreError(f"{table}: a row with {k} is already in the store "
                              f"(source: {clash['existing_source'][0]}); nothing was added")
 
+    def _refuse_overflow(self, table: str, adding: int) -> None:
+        """Raise if adding `adding` rows would leave more than max_user_rows user rows in `table`."""
+        have = int(self._con.execute(f'SELECT count(*) FROM "user_{table}"').fetchall()[0][0])
+        if have + adding > self.max_user_rows:
+            raise StoreError(f"{table}: {adding:,} new rows would make {have + adding:,} of your own, over the limit "
+                             f"of {self.max_user_rows:,} user rows per table; nothing was added (remove rows with "
+                             "`python -m engine profiles clear-user`, or lift the limit with --max-rows)")
+
     def _persist(self, table: str) -> None:
         path = self._user_file(table)
         if path is None:
@@ -256,7 +258,8 @@ class Store:
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             quoted = str(tmp).replace("'", "''")
-            self._con.execute(f"COPY \"user_{table}\" TO '{quoted}' (FORMAT parquet)")
+            self._con.execute(f"COPY (SELECT * FROM \"user_{table}\" ORDER BY {_series_order(table)}) "
+                              f"TO '{quoted}' (FORMAT parquet)")
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)

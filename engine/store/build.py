@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat
 import tempfile
 import types
 import typing
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -34,8 +36,23 @@ ENV_DB = "KNEEPOINT_DB"
 SCHEMA_VERSION = "1"
 #: tables that also hold the user's own rows (imports, profiler output)
 USER_TABLES = ("latency_points", "load_points", "preprocessing_points")
+#: the columns that name one series (one curve) of each user table, then its points; user rows are kept in this
+#: order, so a series is contiguous and DuckDB's per-row-group min/max skip the rest on a filtered lookup
+SERIES_ORDER = {
+    "latency_points": ("model", "sku", "partition", "precision", "framework", "input_len", "batch"),
+    "load_points": ("model", "sku", "partition", "precision", "framework", "batch", "load_kind", "load"),
+    "preprocessing_points": ("pipeline", "step", "device", "implementation", "input_size"),
+}
+#: the most user rows a table may hold: the profile book reads every row on each command, and past this a
+#: command takes seconds (1,000,000 took minutes); `profiles clear-user` frees room, `--max-rows` lifts it once
+MAX_USER_ROWS = 100_000
+#: the fallback directory in the shared temporary directory is this user's alone
+PRIVATE_DIR_MODE = 0o700
+#: every DuckDB database file carries these bytes at this offset (its storage header)
+DUCKDB_MAGIC, DUCKDB_MAGIC_OFFSET = b"DUCK", 8
 
-__all__ = ["StoreError", "resolve_db_path", "build_database", "load_seed", "seed_hash", "USER_TABLES"]
+__all__ = ["StoreError", "MAX_USER_ROWS", "SERIES_ORDER", "resolve_db_path", "private_temp_dir", "prepare_database",
+           "build_database", "load_seed", "seed_hash", "USER_TABLES"]
 
 
 class StoreError(KneepointError, RuntimeError):
@@ -55,16 +72,50 @@ def _writable(directory: Path) -> bool:
 
 
 def resolve_db_path(data_dir: Path = DATA_DIR, env: Optional[dict] = None) -> Path:
-    """Where the database lives: $KNEEPOINT_DB, else data/, else a temp directory."""
+    """Where the database lives: $KNEEPOINT_DB, else data/, else a private per-user temporary directory."""
     env = os.environ if env is None else env
     if env.get(ENV_DB):
         return Path(env[ENV_DB]).expanduser()
     if _writable(data_dir):
         return data_dir / DB_NAME
-    tmp = Path(tempfile.gettempdir()) / f"kneepoint-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-    tmp.mkdir(parents=True, exist_ok=True)
+    tmp = private_temp_dir()
     log.info("data directory %s is not writable; using %s", data_dir, tmp)
     return tmp / DB_NAME
+
+
+def private_temp_dir(base: Optional[Path] = None) -> Path:
+    """`kneepoint-<uid>` in the system temporary directory (or `base`), for a read-only data directory.
+
+    Its name is predictable, so another user may have made it first: it is created with mode 0o700, and an
+    existing one is used only if it is a real directory (not a symbolic link) owned by this user that no
+    one else can write; otherwise StoreError says why and how to choose another place."""
+    path = Path(tempfile.gettempdir() if base is None else base) / f"kneepoint-{os.getuid()}"
+    try:
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise StoreError(f"the data directory is read-only and the fallback {path} cannot be made "
+                         f"({e.strerror or e}); set {ENV_DB} to a file in a writable directory") from None
+    problem = _unsafe_dir(path)
+    if problem:
+        raise StoreError(f"the data directory is read-only and the fallback {path} {problem}; remove it or set "
+                         f"{ENV_DB} to a file in a directory you own")
+    return path
+
+
+def _unsafe_dir(path: Path) -> Optional[str]:
+    """Why `path` is not a private directory of this user (None if it is)."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a directory"
+    if info.st_uid != os.getuid():
+        return f"belongs to another user (uid {info.st_uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"can be written by other users (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
 
 
 def seed_hash(seed_dir: Path = SEED_DIR) -> str:
@@ -136,11 +187,14 @@ def load_seed(seed_dir: Path = SEED_DIR) -> dict[str, list]:
 
 
 def build_database(path: Path, seed_dir: Path = SEED_DIR) -> None:
-    """Build the DuckDB file at `path` from the seed tables, atomically."""
+    """Build the DuckDB file at `path` from the seed tables, atomically.
+
+    A bad seed row raises SeedError before anything is written; a directory that cannot be written raises
+    StoreError naming the setting that chooses another place."""
     tables = load_seed(seed_dir)  # validate everything before writing anything
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(str(tmp))
         try:
             for name, (model, _key) in TABLES.items():
@@ -152,6 +206,104 @@ def build_database(path: Path, seed_dir: Path = SEED_DIR) -> None:
         finally:
             con.close()
         os.replace(tmp, path)
+    except (OSError, duckdb.Error) as e:
+        raise StoreError(f"cannot build the profile database at {path} ({_first_line(e)}); set {ENV_DB} to a "
+                         "file in a writable directory") from None
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             leftover.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- an existing file
+
+def _first_line(error: Exception) -> str:
+    """An OS or DuckDB error in one line (DuckDB adds context on further lines)."""
+    text = getattr(error, "strerror", None) or str(error)
+    return (text.splitlines() or [type(error).__name__])[0][:200]
+
+
+def prepare_database(path: Path, seed_dir: Path = SEED_DIR) -> Optional[str]:
+    """Make `path` an up-to-date Kneepoint database; returns why it was built, or None if it was reused.
+
+    Only a file that carries Kneepoint's own metadata is ever replaced (rebuilt when its seed hash is stale).
+    A DuckDB file that cannot be opened is moved aside to `<name>.corrupt-<UTC time>`, never deleted;
+    anything else (a directory, a text file, another program's database) is refused with a StoreError
+    naming the KNEEPOINT_DB setting."""
+    reason = _rebuild_reason(Path(path), seed_dir)
+    if reason:
+        log.warning("rebuilding the profile database at %s: %s", path, reason)
+        build_database(Path(path), seed_dir)
+    return reason
+
+
+def _refuse(path: Path, what: str) -> StoreError:
+    return StoreError(f"{ENV_DB}: {path} {what}; Kneepoint builds its database only where no file is, or "
+                      f"replaces its own: set {ENV_DB} to another path")
+
+
+def _rebuild_reason(path: Path, seed_dir: Path) -> Optional[str]:
+    """Why the file at `path` must be built (None: it is current); raises StoreError for a file not Kneepoint's."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "the database file does not exist yet"
+    except OSError as e:
+        raise StoreError(f"{ENV_DB}: {path} cannot be read ({_first_line(e)})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise StoreError(f"{ENV_DB}: {path} is a directory; give the path of a database file, such as "
+                         f"{path / DB_NAME}")
+    if not stat.S_ISREG(info.st_mode):
+        raise _refuse(path, "is not a plain file")
+    if not _has_duckdb_magic(path):
+        raise _refuse(path, "is not a DuckDB database")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        if any(m in str(e).lower() for m in _LOCK_MESSAGES):  # another program is writing it: leave it alone
+            raise StoreError(f"{ENV_DB}: {path} is in use by another program ({_first_line(e)})") from None
+        aside = _move_aside(path)
+        return f"the file was not a readable DuckDB database ({type(e).__name__}); it was moved to {aside.name}"
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'seed_hash'").fetchone()
+    except duckdb.Error:
+        row = None
+    finally:
+        con.close()
+    if row is None:
+        raise _refuse(path, "is a DuckDB database without Kneepoint's metadata (another program's?)")
+    if row[0] != seed_hash(seed_dir):
+        return "the seed tables have changed since it was built"
+    return None
+
+
+#: how DuckDB says another process holds the file's write lock
+_LOCK_MESSAGES = ("could not set lock", "conflicting lock")
+
+
+def _has_duckdb_magic(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(DUCKDB_MAGIC_OFFSET + len(DUCKDB_MAGIC))
+    except OSError as e:
+        raise StoreError(f"{ENV_DB}: {path} cannot be read ({_first_line(e)})") from None
+    return head[DUCKDB_MAGIC_OFFSET:] == DUCKDB_MAGIC
+
+
+def _move_aside(path: Path) -> Path:
+    """Rename a corrupt database (and its write-ahead log) to `<name>.corrupt-<UTC time>`; returns the new path."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while aside.exists() or aside.is_symlink():
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    wal = path.with_name(path.name + ".wal")
+    try:
+        os.rename(path, aside)
+        if wal.exists():
+            os.rename(wal, aside.with_name(aside.name + ".wal"))
+    except OSError as e:
+        raise StoreError(f"{ENV_DB}: {path} is corrupt and cannot be moved aside ({_first_line(e)}); move it "
+                         f"away or set {ENV_DB} to another path") from None
+    log.warning("moved the unreadable profile database %s to %s", path, aside)
+    return aside
