@@ -12,21 +12,62 @@ Times are milliseconds in the contract (what people type) and seconds inside the
 from __future__ import annotations
 
 import json
+import math
 from enum import StrEnum
-from typing import Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from engine.errors import KneepointError
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
+# Limits, declared once. Every float in the contract is finite (NaN and Infinity, which JSON parsers accept, are
+# refused) and bounded, so that nothing absurd reaches round(), math.exp or a queueing formula downstream.
+#: longest time in milliseconds (SLA, queue delay, per-item or per-request costs): an hour, beyond any serving path
+MAX_MS = 3_600_000.0
+#: largest price of one item (server, GPU, card, NIC) in USD: a billion, far above any real part
+MAX_USD = 1e9
+#: longest period or interval in seconds (diurnal cycle, noise interval): a year
+MAX_SECONDS = 31_536_000.0
+#: largest |location| of a log-normal in log units: exp(20) is 4.9e8 items or seconds, beyond any query or input
+MAX_LOG_LOCATION = 20.0
+#: largest scale (sigma) of a log-normal: exp(20 + 5 x 6) stays finite even at six standard deviations
+MAX_LOG_SCALE = 5.0
+#: largest ELSA weight (alpha, beta): they scale one latency estimate against another, 1000x is already extreme
+MAX_WEIGHT = 1000.0
+#: largest input length (audio seconds or tokens) and largest image size in megapixels
+MAX_INPUT_LENGTH = 1e6
+MAX_MEGAPIXELS = 1000.0
+#: largest electricity price in USD per kWh: a hundred times any grid tariff
+MAX_USD_PER_KWH = 100.0
+#: largest number in rpc.components (us, ns, bytes, Gbps): no RPC path cost comes near a billion of its unit
+MAX_COMPONENT_VALUE = 1e9
+#: most arrival timestamps a scenario carries inline: it travels in links (zlib-compressed), pages' state and
+#: saved scenarios, so a trace is a sample of traffic, not a day of it; the upload row limit is the same
+MAX_TRACE_TIMESTAMPS = 50_000
+#: latest timestamp (in trace_unit): Unix-epoch microseconds (about 1.8e15 today) fit, float64 still resolves 0.5
+MAX_TIMESTAMP = 4e15
+#: highest arrival rate in requests/s (the contract's rate, sweeps, simulated loads): ten million
+MAX_RATE_RPS = 1e7
+#: most CPU cores on one host (host.cpu_cores and every core count)
+MAX_CORES = 1024
+#: most characters of a bad value echoed in a message: enough to recognise it, never a whole pasted file
+MAX_SHOWN_CHARS = 100
+
 
 class ScenarioError(KneepointError):
     """An invalid scenario; the message names the field path and the bad value."""
 
 
+def shown(value: Any) -> str:
+    """repr(value) cut to MAX_SHOWN_CHARS characters, for echoing a bad value in a one-line message."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "..."
+
+
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: NaN and +-Infinity are refused in every float field of every part (lists included)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 # --------------------------------------------------------------------------- parts
@@ -38,7 +79,7 @@ class GpuSpec(_Spec):
     count: int = Field(1, ge=1, le=64)
     layout: Optional[list[str]] = Field(None, description="MIG profiles (optionally profile@start), same on every GPU")
     layouts: Optional[list[list[str]]] = Field(None, description="one MIG layout per GPU")
-    shares: Optional[list[float]] = Field(None, description="GPU% per instance (MPS), same on every GPU")
+    shares: Optional[list[float]] = Field(None, max_length=64, description="GPU% per instance (MPS), same on every GPU")
 
     @model_validator(mode="after")
     def _one_partitioning(self) -> "GpuSpec":
@@ -63,16 +104,17 @@ class FpgaSpec(_Spec):
 
     board: str = Field("intel-pac-a10", description="FPGA board (engine.fpga.model.BOARDS)")
     boards: int = Field(1, ge=1, le=64)
-    accelerators_per_board: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
-    threads_per_accelerator: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
+    accelerators_per_board: Optional[int] = Field(None, ge=1, le=1024, description="default: the board's maximum")
+    threads_per_accelerator: Optional[int] = Field(None, ge=1, le=1024, description="default: the board's maximum")
     sparsity: float = Field(0.6, ge=0, lt=1, description="fraction of zero operands (EIF Table I middle level)")
-    ms_per_request: Optional[float] = Field(None, gt=0, description="per-request time on a dedicated accelerator")
-    model_threads: Optional[int] = Field(None, ge=1, description="threads serving this model (default: all tenants)")
+    ms_per_request: Optional[float] = Field(None, gt=0, le=MAX_MS, description="per-request time on a dedicated accelerator")
+    model_threads: Optional[int] = Field(None, ge=1, le=64 * 1024 * 1024,
+                                         description="threads serving this model (default: all tenants)")
 
 
 class HostSpec(_Spec):
-    cpu_cores: int = Field(32, ge=1, le=1024, description="host CPU cores")
-    cpu_reserved_cores: int = Field(2, ge=0, description="cores kept for the OS and other work")
+    cpu_cores: int = Field(32, ge=1, le=MAX_CORES, description="host CPU cores")
+    cpu_reserved_cores: int = Field(2, ge=0, le=MAX_CORES, description="cores kept for the OS and other work")
 
     @model_validator(mode="after")
     def _some_left(self) -> "HostSpec":
@@ -91,12 +133,14 @@ class PreprocessDevice(StrEnum):
 
 class PreprocessingSpec(_Spec):
     device: PreprocessDevice = PreprocessDevice.CPU
-    cores: Optional[int] = Field(None, ge=1, description="CPU cores for preprocessing (default: all free cores)")
+    cores: Optional[int] = Field(None, ge=1, le=MAX_CORES,
+                                 description="CPU cores for preprocessing (default: all free cores)")
     units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
-    ms_per_item: Optional[float] = Field(None, gt=0, description="override: CPU ms per item per core")
-    dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, description="override: latency of one item on a CU")
-    dpu_ii_ms: Optional[float] = Field(None, gt=0, description="override: initiation interval of a CU")
-    image_megapixels: float = Field(0.37, gt=0, description="input JPEG size (ImageNet mean about 0.37 MP)")
+    ms_per_item: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
+    dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: latency of one item on a CU")
+    dpu_ii_ms: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: initiation interval of a CU")
+    image_megapixels: float = Field(0.37, gt=0, le=MAX_MEGAPIXELS,
+                                    description="input JPEG size (ImageNet mean about 0.37 MP)")
 
 
 class RpcPreset(StrEnum):
@@ -114,7 +158,8 @@ class RpcSpec(_Spec):
     copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
     orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
     completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
-    polling_interval_us: Optional[float] = Field(None, gt=0, description="event-polling interval (completion = polling)")
+    polling_interval_us: Optional[float] = Field(None, gt=0, le=MAX_MS * 1e3,
+                                                 description="event-polling interval (completion = polling)")
     components: dict[str, float | int | str | bool] = Field(
         default_factory=dict, description="any other RPC path parameter by name (engine.stages.rpc.RpcComponents)")
 
@@ -123,10 +168,14 @@ class RpcSpec(_Spec):
     def _known_components(cls, v: dict) -> dict:
         from engine.stages.rpc import RpcComponents
 
-        for name in v:
+        for name, value in v.items():
             if name not in RpcComponents.model_fields:
-                raise ValueError(f"{name!r} is not an RPC path component; valid: "
+                raise ValueError(f"{shown(name)} is not an RPC path component; valid: "
                                  f"{', '.join(RpcComponents.model_fields)}")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                    math.isfinite(value) and abs(value) <= MAX_COMPONENT_VALUE):
+                raise _PathError(f"rpc.components.{name}", value, f"must be a finite number within "
+                                 f"+-{MAX_COMPONENT_VALUE:g}, got {shown(value)}")
         return v
 
     @model_validator(mode="after")
@@ -138,7 +187,7 @@ class RpcSpec(_Spec):
         except ValidationError as e:
             err = e.errors()[0]
             raise _PathError(f"rpc.components.{err['loc'][0]}", err.get("input"),
-                             f"{err['msg']} (got {err.get('input')!r})") from None
+                             f"{err['msg']} (got {shown(err.get('input'))})") from None
         return self
 
 
@@ -152,7 +201,8 @@ class BatchingPolicy(StrEnum):
 class BatchingSpec(_Spec):
     policy: BatchingPolicy = BatchingPolicy.FIXED
     max_batch: Optional[int] = Field(None, ge=1, le=4096, description="Batch_max (default: the knee)")
-    max_queue_delay_ms: Optional[float] = Field(None, ge=0, description="Time_queue (default: Time_knee / partitions)")
+    max_queue_delay_ms: Optional[float] = Field(None, ge=0, le=MAX_MS,
+                                                description="Time_queue (default: Time_knee / partitions)")
 
 
 class SchedulerPolicy(StrEnum):
@@ -164,8 +214,8 @@ class SchedulerPolicy(StrEnum):
 
 class SchedulerSpec(_Spec):
     policy: SchedulerPolicy = SchedulerPolicy.FIFS
-    alpha: float = Field(1.0, gt=0)
-    beta: float = Field(1.0, gt=0)
+    alpha: float = Field(1.0, gt=0, le=MAX_WEIGHT)
+    beta: float = Field(1.0, gt=0, le=MAX_WEIGHT)
 
 
 class WorkloadKind(StrEnum):
@@ -180,35 +230,73 @@ class WorkloadKind(StrEnum):
     TRACE = "trace"
 
 
+#: what a scenario that still names a trace file is told: a scenario arrives from links and pages, so it never
+#: names a file on the server; the person who has the trace hands its content over
+TRACE_FILE_REFUSED = ("trace_csv is not accepted: a scenario never names a file on the server; upload the trace "
+                      "on the Design page (workload 'trace'), or give it to the CLI as `simulate --trace FILE`, "
+                      "which put its timestamps inline in workload.arrival.timestamps")
+
+
 class ArrivalSpec(_Spec):
-    """How requests arrive. The analytic engine reads the rate (Poisson); the simulator every kind."""
+    """How requests arrive. The analytic engine reads the rate (Poisson); the simulator every kind.
+
+    A trace is carried inline as `timestamps` (at most MAX_TRACE_TIMESTAMPS, finite, >= 0, sorted here);
+    it plays at its own mean rate unless a simulation is given a rate, which scales it."""
 
     kind: WorkloadKind = WorkloadKind.POISSON
-    rate_rps: float = Field(1000.0, gt=0, le=1e7, description="requests per second")
+    rate_rps: float = Field(1000.0, gt=0, le=MAX_RATE_RPS, description="requests per second")
     samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
-    period_s: float = Field(60.0, gt=0, description="diurnal: period of the daily cycle (compressed)")
+    period_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="diurnal: period of the daily cycle (compressed)")
     amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
     noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
-    noise_interval_s: float = Field(1.0, gt=0, description="diurnal: one noise factor per interval")
-    trace_csv: Optional[str] = Field(None, description="trace: path of a CSV of arrival timestamps")
-    timestamps: Optional[list[float]] = Field(None, description="trace: inline arrival timestamps")
-    trace_unit: str = Field("s", pattern="^(s|ms|us)$")
+    noise_interval_s: float = Field(1.0, gt=0, le=MAX_SECONDS, description="diurnal: one noise factor per interval")
+    timestamps: Optional[list[Annotated[float, Field(ge=0, le=MAX_TIMESTAMP)]]] = Field(
+        None, max_length=MAX_TRACE_TIMESTAMPS,
+        description="trace: arrival timestamps in trace_unit (from an upload or `simulate --trace`)")
+    trace_unit: Literal["s", "ms", "us"] = "s"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_trace_file(cls, data):
+        if isinstance(data, dict) and "trace_csv" in data:
+            if data["trace_csv"] is not None:
+                raise _PathError("workload.arrival.trace_csv", None, TRACE_FILE_REFUSED)
+            data = {k: v for k, v in data.items() if k != "trace_csv"}  # null: written by earlier versions
+        return data
+
+    @field_validator("timestamps")
+    @classmethod
+    def _sorted(cls, v: Optional[list[float]]) -> Optional[list[float]]:
+        return None if v is None else sorted(v)
+
+    @model_validator(mode="after")
+    def _trace_has_timestamps(self) -> "ArrivalSpec":
+        if self.kind == WorkloadKind.TRACE and (self.timestamps is None or len(self.timestamps) < 2
+                                                  or self.timestamps[-1] <= self.timestamps[0]):
+            raise _PathError("workload.arrival.timestamps", None,
+                             "kind 'trace' needs at least two distinct arrival timestamps: upload a trace on the "
+                             "Design page or give the CLI `simulate --trace FILE`")
+        return self
 
 
 class QuerySizeSpec(_Spec):
     kind: Literal["fixed", "lognormal", "table"] = "fixed"
     size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
-    mu: float = Field(1.0, description="log-normal location (PARIS section V)")
-    sigma: float = Field(1.0, gt=0, description="log-normal scale")
+    mu: float = Field(1.0, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION, description="log-normal location (PARIS section V)")
+    sigma: float = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
     max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
-    table: Optional[tuple[tuple[int, float], ...]] = Field(
-        None, description="table: (items per query, probability) pairs, or {size: probability}; normalised")
+    table: Optional[tuple[tuple[int, Annotated[float, Field(ge=0, le=MAX_USD)]], ...]] = Field(
+        None, max_length=4096,
+        description="table: (items per query, probability) pairs, or {size: probability}; normalised")
 
     @field_validator("table", mode="before")
     @classmethod
     def _pairs(cls, v):
         if isinstance(v, dict):  # {size: probability}, e.g. from JSON with string keys
-            return tuple(sorted((int(k), float(p)) for k, p in v.items()))
+            try:
+                return tuple(sorted((int(k), float(p)) for k, p in v.items()))
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError("table: sizes must be integers and probabilities numbers") from None
         return v
 
     @model_validator(mode="after")
@@ -238,15 +326,17 @@ class QuerySizeSpec(_Spec):
 
 class InputLenSpec(_Spec):
     kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    value: Optional[float] = Field(None, gt=0, description="fixed length (audio s or tokens); default: profiled middle")
-    low: float = Field(1.0, gt=0)
-    high: float = Field(25.0, gt=0)
-    mu: float = 1.9
-    sigma: float = Field(0.5, gt=0)
+    value: Optional[float] = Field(None, gt=0, le=MAX_INPUT_LENGTH,
+                                   description="fixed length (audio s or tokens); default: profiled middle")
+    low: float = Field(1.0, gt=0, le=MAX_INPUT_LENGTH)
+    high: float = Field(25.0, gt=0, le=MAX_INPUT_LENGTH)
+    mu: float = Field(1.9, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION)
+    sigma: float = Field(0.5, gt=0, le=MAX_LOG_SCALE)
 
 
 class SlaSpec(_Spec):
-    latency_ms: Optional[float] = Field(None, gt=0, description="default: MLPerf Server bound for the model, else 100")
+    latency_ms: Optional[float] = Field(None, gt=0, le=MAX_MS,
+                                        description="default: MLPerf Server bound for the model, else 100")
     percentile: float = Field(99.0, gt=0, lt=100)
 
 
@@ -259,13 +349,13 @@ class WorkloadSpec(_Spec):
 
 class CostSpec(_Spec):
     years: float = Field(3.0, gt=0, le=20)
-    usd_per_kwh: float = Field(0.139, ge=0, description="PREBA section 6.3 default")
+    usd_per_kwh: float = Field(0.139, ge=0, le=MAX_USD_PER_KWH, description="PREBA section 6.3 default")
     pue: float = Field(1.5, ge=1, le=3)
-    gpu_price_usd: Optional[float] = Field(None, ge=0)
-    server_price_usd: Optional[float] = Field(None, ge=0)
-    dpu_price_usd: Optional[float] = Field(None, ge=0)
-    fpga_price_usd: Optional[float] = Field(None, ge=0, description="per FPGA inference board (fpga scenarios)")
-    nic_price_usd: Optional[float] = Field(None, ge=0)
+    gpu_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    server_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    dpu_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    fpga_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD, description="per FPGA inference board (fpga scenarios)")
+    nic_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
 
 
 class ServiceKind(StrEnum):
@@ -281,15 +371,15 @@ class ServiceSpec(_Spec):
     kind: ServiceKind = ServiceKind.EXPONENTIAL
     mean_ms: float | list[float] = Field(description="mean of a one-item batch, one value or one per partition")
     scv: float = Field(1.0, ge=0, le=100, description="lognormal only: squared coefficient of variation")
-    batch_slope: float = Field(0.0, ge=0, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
+    batch_slope: float = Field(0.0, ge=0, le=MAX_WEIGHT, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
     host: Literal["model", "none"] = Field("model", description="'none' drops the host stages")
 
     @field_validator("mean_ms")
     @classmethod
     def _positive(cls, v):
         vals = v if isinstance(v, list) else [v]
-        if not vals or any(not x > 0 for x in vals):
-            raise ValueError(f"must be positive (one value or one per partition), got {v}")
+        if not vals or len(vals) > 4096 or any(not 0 < x <= MAX_MS for x in vals):
+            raise ValueError(f"must be in (0, {MAX_MS:g}] ms (one value or one per partition), got {shown(v)}")
         return v
 
 
@@ -321,13 +411,27 @@ class Scenario(_Spec):
         book = (info.context or {}).get("book")
         if book is not None:
             if v not in book.model_names:
-                raise ValueError(f"{v!r} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
+                raise ValueError(f"{shown(v)} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
         return v
 
     @model_validator(mode="after")
     def _one_backend(self) -> "Scenario":
         if (self.gpu is None) == (self.fpga is None):
             raise ValueError(f"give exactly one of gpu or fpga (got {'both' if self.gpu else 'neither'})")
+        return self
+
+    @model_validator(mode="after")
+    def _preprocessing_leaves_rpc_cores(self) -> "Scenario":
+        # the CPU preprocessing pool and the RPC path split the free cores (engine.analytic.pipeline): a pool of
+        # every free core leaves the RPC path none, and the design's capacity would read 0 with bottleneck 'rpc'
+        cores = self.preprocessing.cores
+        free = self.host.cpu_cores - self.host.cpu_reserved_cores
+        if self.preprocessing.device == PreprocessDevice.CPU and cores is not None and cores >= free:
+            raise _PathError("preprocessing.cores", cores,
+                             f"{cores} leaves no core for the RPC path: the host has {free} free cores "
+                             f"(host.cpu_cores {self.host.cpu_cores} - host.cpu_reserved_cores "
+                             f"{self.host.cpu_reserved_cores}); give at most {free - 1}, or leave it unset to "
+                             "share the free cores")
         return self
 
     @model_validator(mode="after")
@@ -358,7 +462,7 @@ class Scenario(_Spec):
                     gpu.profile(name)
                 except UnknownNameError as e:
                     raise _PathError(f"{where}[{i}]", entry, str(e).split("; ", 1)[-1] if "valid" in str(e)
-                                     else str(e), prefix=f"{entry!r} is not a profile of {gpu.sku}") from None
+                                     else str(e), prefix=f"{shown(entry)} is not a profile of {gpu.sku}") from None
             try:
                 validate_layout(gpu, layout)
             except LayoutError as e:
@@ -406,7 +510,7 @@ def _format(err: dict) -> str:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     msg = err.get("msg", "").removeprefix("Value error, ")
     if path:
-        return f"{path}: {msg} (got {err.get('input')!r})" if "input" in err and not isinstance(
+        return f"{path}: {msg} (got {shown(err.get('input'))})" if "input" in err and not isinstance(
             err.get("input"), dict) else f"{path}: {msg}"
     return msg
 

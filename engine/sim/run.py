@@ -16,6 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engine.scenario import MAX_RATE_RPS
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
 from engine.sim.gpu import GpuEngine
@@ -63,8 +64,10 @@ def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional
     """Simulate a scenario (Scenario, dict or JSON text) for n_requests or duration_s of arrivals.
 
     ctx: an engine.analytic.Context (built from the default store if None); service: a synthetic GPU
-    service distribution (validation); workload: the arrival process (default Poisson at the scenario's
-    rate); rate: override the arrival rate (req/s); warmup: fraction of requests discarded;
+    service distribution (validation); workload: the arrival process (default: the scenario's own,
+    workload.arrival, whatever its kind); rate: override the arrival rate (req/s), which scales the process
+    (a diurnal cycle's base rate, a trace's mean rate; closed loops and offline have none); warmup: fraction
+    of requests discarded;
     stats: 'duckdb' (percentiles through the store's DuckDB) or 'numpy'.
     """
     from engine.analytic import build_design
@@ -90,8 +93,8 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
         raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
     if not 0 <= warmup < 1:
         raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
-    if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise SimError(f"rate: must be a positive number of requests/s, got {rate}")
+    if rate is not None and not (math.isfinite(rate) and 0 < rate <= MAX_RATE_RPS):
+        raise SimError(f"rate: must be a positive number of requests/s up to {MAX_RATE_RPS:g}, got {rate:.6g}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SimError(f"seed: a non-negative integer, got {seed!r}")
     scenario_arrival = design.scenario.workload.arrival
