@@ -168,14 +168,10 @@ class RpcSpec(_Spec):
     def _known_components(cls, v: dict) -> dict:
         from engine.stages.rpc import RpcComponents
 
-        for name, value in v.items():
+        for name in v:
             if name not in RpcComponents.model_fields:
                 raise ValueError(f"{shown(name)} is not an RPC path component; valid: "
                                  f"{', '.join(RpcComponents.model_fields)}")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
-                    math.isfinite(value) and abs(value) <= MAX_COMPONENT_VALUE):
-                raise _PathError(f"rpc.components.{name}", value, f"must be a finite number within "
-                                 f"+-{MAX_COMPONENT_VALUE:g}, got {shown(value)}")
         return v
 
     @model_validator(mode="after")
@@ -183,11 +179,17 @@ class RpcSpec(_Spec):
         from engine.stages.rpc import components_for
 
         try:
-            components_for(self)
+            built = components_for(self)
         except ValidationError as e:
             err = e.errors()[0]
             raise _PathError(f"rpc.components.{err['loc'][0]}", err.get("input"),
                              f"{err['msg']} (got {shown(err.get('input'))})") from None
+        for name in self.components:  # as parsed (a number may arrive as text): finite and within the limit
+            value = getattr(built, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                    math.isfinite(value) and abs(value) <= MAX_COMPONENT_VALUE):
+                raise _PathError(f"rpc.components.{name}", value, f"must be a finite number within "
+                                 f"+-{MAX_COMPONENT_VALUE:g}, got {shown(self.components[name])}")
         return self
 
 
