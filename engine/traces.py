@@ -20,10 +20,13 @@ from engine.scenario import MAX_TIMESTAMP, MAX_TRACE_TIMESTAMPS
 
 #: largest trace file the CLI reads, in bytes: MAX_TRACE_TIMESTAMPS lines of a few numbers each fit many times
 MAX_TRACE_BYTES = 16 * 1024 * 1024
+#: seconds per unit of a trace's timestamps (workload.arrival.trace_unit)
+TRACE_UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 #: header names that mark the timestamp column
 TIMESTAMP_COLUMNS = ("timestamp", "time", "t", "arrival", "arrival_s", "timestamp_s", "time_s")
 
-__all__ = ["TraceError", "MAX_TRACE_BYTES", "TIMESTAMP_COLUMNS", "parse_trace_bytes", "read_trace_file"]
+__all__ = ["TraceError", "MAX_TRACE_BYTES", "TIMESTAMP_COLUMNS", "parse_trace_bytes", "parse_trace_upload",
+           "read_trace_file", "mean_rate_rps"]
 
 
 class TraceError(KneepointError):
@@ -49,6 +52,24 @@ def read_trace_file(path: str | os.PathLike) -> list[float]:
     if len(data) > MAX_TRACE_BYTES:
         raise TraceError(f"--trace {name}: over the {MAX_TRACE_BYTES:,}-byte limit")
     return parse_trace_bytes(data, Path(name).name)
+
+
+def parse_trace_upload(data: bytes, name: str, limits) -> list[float]:
+    """Timestamps from an uploaded trace (the Design page): the upload limits (engine.hosting.UploadLimits: bytes
+    and rows) first, then parse_trace_bytes; TraceError names the file and the line."""
+    where = Path(str(name)).name[:100] or "upload"
+    if len(data) > limits.max_bytes:
+        raise TraceError(f"{where}: {len(data):,} bytes is over the upload limit of {limits.max_mb} MB")
+    stamps = parse_trace_bytes(data, where)  # bounded by the byte limit and MAX_TRACE_TIMESTAMPS
+    if len(stamps) > limits.max_rows:
+        raise TraceError(f"{where}: {len(stamps):,} timestamps is over the upload limit of {limits.max_rows:,} rows")
+    return stamps
+
+
+def mean_rate_rps(timestamps: list[float], unit: str = "s") -> float:
+    """The trace's mean arrival rate in requests/s: arrivals after the first over the time they span."""
+    span = (max(timestamps) - min(timestamps)) * TRACE_UNIT_S[unit]
+    return (len(timestamps) - 1) / span if len(timestamps) > 1 and span > 0 else 0.0
 
 
 def parse_trace_bytes(data: bytes, where: str = "trace") -> list[float]:

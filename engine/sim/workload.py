@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.analytic.design import MLPERF_SERVER_P99_MS
 from engine.scenario import MAX_RATE_RPS, ArrivalSpec, WorkloadKind
 from engine.sim.errors import SimError
+from engine.traces import TRACE_UNIT_S
 
 MAX_REQUESTS = 20_000_000
 MLPERF_DEFAULT_P99_MS = 10.0
@@ -105,9 +106,6 @@ def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optio
         if len(t) >= n:
             return t[:n]
         horizon *= 2
-
-
-TRACE_UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
 def trace_times(w: SimWorkload, rate: Optional[float], n: Optional[int], duration: Optional[float]) -> np.ndarray:
