@@ -43,12 +43,18 @@ MAX_USD_PER_KWH = 100.0
 #: largest number in rpc.components (us, ns, bytes, Gbps): no RPC path cost comes near a billion of its unit
 MAX_COMPONENT_VALUE = 1e9
 #: most arrival timestamps a scenario carries inline: it travels in links (zlib-compressed), pages' state and
-#: saved scenarios, so a trace is a sample of traffic, not a day of it; the upload row limit is the same
+#: saved scenarios, so a trace is a sample of traffic, not a day of it (the default upload row limit is the same)
 MAX_TRACE_TIMESTAMPS = 50_000
 #: latest timestamp (in trace_unit): Unix-epoch microseconds (about 1.8e15 today) fit, float64 still resolves 0.5
 MAX_TIMESTAMP = 4e15
 #: highest arrival rate in requests/s (the contract's rate, sweeps, simulated loads): ten million
 MAX_RATE_RPS = 1e7
+#: most GPU% shares on one GPU: CUDA MPS serves a few dozen clients per GPU, 64 leaves room
+MAX_SHARES = 64
+#: most entries in a list the contract sizes per partition or per query size (service.mean_ms, query-size table)
+MAX_LIST_ITEMS = 4096
+#: most FPGA boards, accelerators per board and threads per accelerator: far above EIF's 8 x 6 per board
+MAX_FPGA_BOARDS, MAX_FPGA_UNITS = 64, 1024
 #: most CPU cores on one host (host.cpu_cores and every core count)
 MAX_CORES = 1024
 #: most characters of a bad value echoed in a message: enough to recognise it, never a whole pasted file
@@ -79,7 +85,7 @@ class GpuSpec(_Spec):
     count: int = Field(1, ge=1, le=64)
     layout: Optional[list[str]] = Field(None, description="MIG profiles (optionally profile@start), same on every GPU")
     layouts: Optional[list[list[str]]] = Field(None, description="one MIG layout per GPU")
-    shares: Optional[list[float]] = Field(None, max_length=64, description="GPU% per instance (MPS), same on every GPU")
+    shares: Optional[list[float]] = Field(None, max_length=MAX_SHARES, description="GPU% per instance (MPS), same on every GPU")
 
     @model_validator(mode="after")
     def _one_partitioning(self) -> "GpuSpec":
@@ -103,12 +109,13 @@ class FpgaSpec(_Spec):
     """
 
     board: str = Field("intel-pac-a10", description="FPGA board (engine.fpga.model.BOARDS)")
-    boards: int = Field(1, ge=1, le=64)
-    accelerators_per_board: Optional[int] = Field(None, ge=1, le=1024, description="default: the board's maximum")
-    threads_per_accelerator: Optional[int] = Field(None, ge=1, le=1024, description="default: the board's maximum")
+    boards: int = Field(1, ge=1, le=MAX_FPGA_BOARDS)
+    accelerators_per_board: Optional[int] = Field(None, ge=1, le=MAX_FPGA_UNITS, description="default: the board's maximum")
+    threads_per_accelerator: Optional[int] = Field(None, ge=1, le=MAX_FPGA_UNITS,
+                                                   description="default: the board's maximum")
     sparsity: float = Field(0.6, ge=0, lt=1, description="fraction of zero operands (EIF Table I middle level)")
     ms_per_request: Optional[float] = Field(None, gt=0, le=MAX_MS, description="per-request time on a dedicated accelerator")
-    model_threads: Optional[int] = Field(None, ge=1, le=64 * 1024 * 1024,
+    model_threads: Optional[int] = Field(None, ge=1, le=MAX_FPGA_BOARDS * MAX_FPGA_UNITS * MAX_FPGA_UNITS,
                                          description="threads serving this model (default: all tenants)")
 
 
@@ -288,7 +295,7 @@ class QuerySizeSpec(_Spec):
     sigma: float = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
     max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
     table: Optional[tuple[tuple[int, Annotated[float, Field(ge=0, le=MAX_USD)]], ...]] = Field(
-        None, max_length=4096,
+        None, max_length=MAX_LIST_ITEMS,
         description="table: (items per query, probability) pairs, or {size: probability}; normalised")
 
     @field_validator("table", mode="before")
@@ -380,7 +387,7 @@ class ServiceSpec(_Spec):
     @classmethod
     def _positive(cls, v):
         vals = v if isinstance(v, list) else [v]
-        if not vals or len(vals) > 4096 or any(not 0 < x <= MAX_MS for x in vals):
+        if not vals or len(vals) > MAX_LIST_ITEMS or any(not 0 < x <= MAX_MS for x in vals):
             raise ValueError(f"must be in (0, {MAX_MS:g}] ms (one value or one per partition), got {shown(v)}")
         return v
 
