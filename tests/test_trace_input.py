@@ -170,3 +170,23 @@ def test_cli_simulate_reads_a_local_trace_and_refuses_a_fifo(tmp_path):
     scenario.write_text(json.dumps(with_arrival(kind="trace", trace_csv="/etc/passwd")))
     done = run_cli("simulate", str(scenario), "--requests", "100")
     assert done.returncode == 2 and "trace_csv is not accepted" in done.stderr and "root:" not in done.stderr
+
+
+def test_a_workload_dict_naming_a_trace_file_is_a_sim_error(store):
+    from engine.analytic import Context, build_design
+    from engine.sim import SimError, simulate_design
+
+    ctx = Context.from_store(store)
+    design = build_design(load_scenario(BASE, ctx.book), ctx)
+    with pytest.raises(SimError, match="^workload: trace_csv is not accepted") as caught:
+        simulate_design(design, 100, ctx=ctx, workload={"kind": "trace", "trace_csv": "/etc/passwd"})
+    assert "root:" not in str(caught.value)
+
+
+def test_a_search_space_whose_base_names_a_trace_file_is_refused(store):
+    from engine.analytic import Context
+    from engine.search.space import SearchError, expand, parse_space
+
+    space = {"base": with_arrival(kind="trace", trace_csv="/proc/self/environ")}
+    with pytest.raises(SearchError, match=r"^base\.workload\.arrival\.trace_csv: trace_csv is not accepted"):
+        expand(parse_space(space), Context.from_store(store).book)

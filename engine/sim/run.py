@@ -57,6 +57,23 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     return cap
 
 
+def _workload_from(data: dict) -> SimWorkload:
+    """A SimWorkload from a dict; SimError names the field (a trace file, e.g., is refused, never read)."""
+    from pydantic import ValidationError
+
+    from engine.scenario import shown
+
+    try:
+        return SimWorkload.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        cause = (err.get("ctx") or {}).get("error")
+        message = str(cause) if cause is not None else err.get("msg", "")
+        given = f" (got {shown(err['input'])})" if "input" in err and not isinstance(err["input"], dict) else ""
+        raise SimError(f"workload{'.' + where if where else ''}: {message}{given}") from None
+
+
 def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
              progress: Optional[Callable[[float], None]] = None, ctx=None, service: Optional[ServiceSpec] = None,
              workload: Optional[SimWorkload] = None, rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP,
@@ -101,7 +118,7 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     if workload is None:  # the scenario's own arrival process; its rate unless `rate` overrides it
         workload = SimWorkload(**{**scenario_arrival.model_dump(), "rate_rps": None})
     if isinstance(workload, dict):
-        workload = SimWorkload.model_validate(workload)
+        workload = _workload_from(workload)
     if isinstance(service, dict):
         service = ServiceSpec.model_validate(service)
     service = service or design.scenario.service
