@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import math
 from enum import StrEnum
+from statistics import NormalDist
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from engine.errors import KneepointError
 
 SCHEMA_ID = "kneepoint.scenario/1"
@@ -57,8 +58,25 @@ MAX_LIST_ITEMS = 4096
 MAX_FPGA_BOARDS, MAX_FPGA_UNITS = 64, 1024
 #: most CPU cores on one host (host.cpu_cores and every core count)
 MAX_CORES = 1024
+#: smallest value of a positive number (times, rates, sizes, weights): below it reciprocals and products overflow
+#: or vanish (1 / 1e-300 ms is no rate at all) and a diurnal or polling interval would cut a run into billions
+MIN_POSITIVE = 1e-9
+#: least probability a log-normal query-size distribution must put on 1..max_size items: with less there is
+#: nothing left to renormalise and every downstream mean is NaN
+MIN_LOGNORMAL_MASS = 1e-9
 #: most characters of a bad value echoed in a message: enough to recognise it, never a whole pasted file
 MAX_SHOWN_CHARS = 100
+
+
+def _not_vanishing(value: float) -> float:
+    if 0 < value < MIN_POSITIVE:  # zero and below are the field's own gt=0 to name
+        raise ValueError(f"must be at least {MIN_POSITIVE:g}: smaller values vanish in the model's arithmetic")
+    return value
+
+
+#: the contract's positive float: finite (as every float here), > 0 (a field's own gt=0 says so first), and at least
+#: MIN_POSITIVE, so that no time, rate or size is a denormal whose reciprocal overflows
+Positive = Annotated[float, AfterValidator(_not_vanishing)]
 
 
 class ScenarioError(KneepointError):
@@ -114,7 +132,7 @@ class FpgaSpec(_Spec):
     threads_per_accelerator: Optional[int] = Field(None, ge=1, le=MAX_FPGA_UNITS,
                                                    description="default: the board's maximum")
     sparsity: float = Field(0.6, ge=0, lt=1, description="fraction of zero operands (EIF Table I middle level)")
-    ms_per_request: Optional[float] = Field(None, gt=0, le=MAX_MS, description="per-request time on a dedicated accelerator")
+    ms_per_request: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="per-request time on a dedicated accelerator")
     model_threads: Optional[int] = Field(None, ge=1, le=MAX_FPGA_BOARDS * MAX_FPGA_UNITS * MAX_FPGA_UNITS,
                                          description="threads serving this model (default: all tenants)")
 
@@ -143,10 +161,10 @@ class PreprocessingSpec(_Spec):
     cores: Optional[int] = Field(None, ge=1, le=MAX_CORES,
                                  description="CPU cores for preprocessing (default: all free cores)")
     units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
-    ms_per_item: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
-    dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: latency of one item on a CU")
-    dpu_ii_ms: Optional[float] = Field(None, gt=0, le=MAX_MS, description="override: initiation interval of a CU")
-    image_megapixels: float = Field(0.37, gt=0, le=MAX_MEGAPIXELS,
+    ms_per_item: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
+    dpu_cu_latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: latency of one item on a CU")
+    dpu_ii_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: initiation interval of a CU")
+    image_megapixels: Positive = Field(0.37, gt=0, le=MAX_MEGAPIXELS,
                                     description="input JPEG size (ImageNet mean about 0.37 MP)")
 
 
@@ -161,11 +179,11 @@ class RpcPreset(StrEnum):
 
 class RpcSpec(_Spec):
     preset: RpcPreset = RpcPreset.GRPC
-    link_gbps: float = Field(100.0, gt=0, le=3200)
+    link_gbps: Positive = Field(100.0, gt=0, le=3200)
     copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
     orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
     completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
-    polling_interval_us: Optional[float] = Field(None, gt=0, le=MAX_MS * 1e3,
+    polling_interval_us: Optional[Positive] = Field(None, gt=0, le=MAX_MS * 1e3,
                                                  description="event-polling interval (completion = polling)")
     components: dict[str, float | int | str | bool] = Field(
         default_factory=dict, description="any other RPC path parameter by name (engine.stages.rpc.RpcComponents)")
@@ -223,8 +241,8 @@ class SchedulerPolicy(StrEnum):
 
 class SchedulerSpec(_Spec):
     policy: SchedulerPolicy = SchedulerPolicy.FIFS
-    alpha: float = Field(1.0, gt=0, le=MAX_WEIGHT)
-    beta: float = Field(1.0, gt=0, le=MAX_WEIGHT)
+    alpha: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
+    beta: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
 
 
 class WorkloadKind(StrEnum):
@@ -253,12 +271,12 @@ class ArrivalSpec(_Spec):
     it plays at its own mean rate unless a simulation is given a rate, which scales it."""
 
     kind: WorkloadKind = WorkloadKind.POISSON
-    rate_rps: float = Field(1000.0, gt=0, le=MAX_RATE_RPS, description="requests per second")
+    rate_rps: Positive = Field(1000.0, gt=0, le=MAX_RATE_RPS, description="requests per second")
     samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
-    period_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="diurnal: period of the daily cycle (compressed)")
+    period_s: Positive = Field(60.0, gt=0, le=MAX_SECONDS, description="diurnal: period of the daily cycle (compressed)")
     amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
     noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
-    noise_interval_s: float = Field(1.0, gt=0, le=MAX_SECONDS, description="diurnal: one noise factor per interval")
+    noise_interval_s: Positive = Field(1.0, gt=0, le=MAX_SECONDS, description="diurnal: one noise factor per interval")
     timestamps: Optional[list[Annotated[float, Field(ge=0, le=MAX_TIMESTAMP)]]] = Field(
         None, max_length=MAX_TRACE_TIMESTAMPS,
         description="trace: arrival timestamps in trace_unit (from an upload or `simulate --trace`)")
@@ -292,7 +310,7 @@ class QuerySizeSpec(_Spec):
     kind: Literal["fixed", "lognormal", "table"] = "fixed"
     size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
     mu: float = Field(1.0, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION, description="log-normal location (PARIS section V)")
-    sigma: float = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
+    sigma: Positive = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
     max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
     table: Optional[tuple[tuple[int, Annotated[float, Field(ge=0, le=MAX_USD)]], ...]] = Field(
         None, max_length=MAX_LIST_ITEMS,
@@ -323,6 +341,19 @@ class QuerySizeSpec(_Spec):
                 raise ValueError("table: probabilities must be >= 0 and not all 0")
         return self
 
+    @model_validator(mode="after")
+    def _lognormal_in_range(self) -> "QuerySizeSpec":
+        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.design.query_size_pmf);
+        # a distribution lying wholly outside that range leaves nothing to renormalise
+        if self.kind == "lognormal":
+            normal = NormalDist(self.mu, self.sigma)
+            mass = normal.cdf(math.log(self.max_size + 0.5)) - normal.cdf(math.log(0.5))
+            if not mass >= MIN_LOGNORMAL_MASS:
+                raise ValueError(f"a log-normal with mu {self.mu:g} and sigma {self.sigma:g} (median "
+                                 f"{math.exp(self.mu):.3g} items) puts no queries in 1..{self.max_size} items; "
+                                 "move mu towards log(size) or widen sigma")
+        return self
+
     @property
     def largest(self) -> int:
         """The most items a query can have."""
@@ -335,16 +366,16 @@ class QuerySizeSpec(_Spec):
 
 class InputLenSpec(_Spec):
     kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    value: Optional[float] = Field(None, gt=0, le=MAX_INPUT_LENGTH,
+    value: Optional[Positive] = Field(None, gt=0, le=MAX_INPUT_LENGTH,
                                    description="fixed length (audio s or tokens); default: profiled middle")
-    low: float = Field(1.0, gt=0, le=MAX_INPUT_LENGTH)
-    high: float = Field(25.0, gt=0, le=MAX_INPUT_LENGTH)
+    low: Positive = Field(1.0, gt=0, le=MAX_INPUT_LENGTH)
+    high: Positive = Field(25.0, gt=0, le=MAX_INPUT_LENGTH)
     mu: float = Field(1.9, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION)
-    sigma: float = Field(0.5, gt=0, le=MAX_LOG_SCALE)
+    sigma: Positive = Field(0.5, gt=0, le=MAX_LOG_SCALE)
 
 
 class SlaSpec(_Spec):
-    latency_ms: Optional[float] = Field(None, gt=0, le=MAX_MS,
+    latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS,
                                         description="default: MLPerf Server bound for the model, else 100")
     percentile: float = Field(99.0, gt=0, lt=100)
 
@@ -357,7 +388,7 @@ class WorkloadSpec(_Spec):
 
 
 class CostSpec(_Spec):
-    years: float = Field(3.0, gt=0, le=20)
+    years: Positive = Field(3.0, gt=0, le=20)
     usd_per_kwh: float = Field(0.139, ge=0, le=MAX_USD_PER_KWH, description="PREBA section 6.3 default")
     pue: float = Field(1.5, ge=1, le=3)
     gpu_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
@@ -387,8 +418,9 @@ class ServiceSpec(_Spec):
     @classmethod
     def _positive(cls, v):
         vals = v if isinstance(v, list) else [v]
-        if not vals or len(vals) > MAX_LIST_ITEMS or any(not 0 < x <= MAX_MS for x in vals):
-            raise ValueError(f"must be in (0, {MAX_MS:g}] ms (one value or one per partition), got {shown(v)}")
+        if not vals or len(vals) > MAX_LIST_ITEMS or any(not MIN_POSITIVE <= x <= MAX_MS for x in vals):
+            raise ValueError(f"must be in [{MIN_POSITIVE:g}, {MAX_MS:g}] ms (one value or one per partition), "
+                             f"got {shown(v)}")
         return v
 
 

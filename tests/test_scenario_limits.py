@@ -197,3 +197,53 @@ def test_the_search_space_refuses_non_finite_and_absurd_numbers(ctx, alternative
     with pytest.raises(SearchError) as caught:
         expand(parse_space(space), ctx.book)
     assert str(caught.value).startswith(field)
+
+
+def test_a_log_normal_with_no_mass_in_range_is_refused_before_it_becomes_nan():
+    """mu -5, sigma 0.5 is inside the Design page's inputs; its mass on 1..32 items is 0, so renormalising the
+    discretised distribution gave NaN, which reached round() (engine.analytic.pipeline) as a ValueError."""
+    with pytest.raises(ScenarioError, match=r"^workload\.query_size: a log-normal with mu -5 and sigma 0\.5 .*"
+                                            r"puts no queries in 1\.\.32 items"):
+        load_scenario({**GPU_BASE, "workload": {"query_size": {"kind": "lognormal", "mu": -5, "sigma": 0.5}}})
+    with pytest.raises(ScenarioError, match="puts no queries in 1..4 items"):
+        load_scenario({**GPU_BASE, "workload": {"query_size": {"kind": "lognormal", "mu": 20, "sigma": 0.01,
+                                                                "max_size": 4}}})
+
+
+@pytest.mark.parametrize("path, value", [
+    (("fpga", "ms_per_request"), 1e-300), (("workload", "sla", "latency_ms"), 1e-300),
+    (("preprocessing", "ms_per_item"), 5e-324), (("workload", "arrival", "rate_rps"), 1e-300),
+    (("workload", "query_size", "sigma"), 1e-300),
+])
+def test_vanishing_positive_numbers_are_refused(path, value):
+    """1e-300 ms per request divided the FPGA service time down to zero (ZeroDivisionError)."""
+    with pytest.raises(ScenarioError, match=r"must be at least 1e-09: smaller values vanish"):
+        load_scenario(_with_value(path, "number", value))
+
+
+EXTREMES = {
+    "largest SLA": {"workload": {"sla": {"latency_ms": 3_600_000.0}}},
+    "largest prices": {"cost": {"gpu_price_usd": 1e9, "server_price_usd": 1e9, "dpu_price_usd": 1e9,
+                                "nic_price_usd": 1e9, "usd_per_kwh": 100.0, "years": 20}},
+    "largest ELSA weights": {"scheduler": {"policy": "elsa", "alpha": 1000.0, "beta": 1e-9}},
+    "largest queue delay": {"batching": {"max_queue_delay_ms": 3_600_000.0}},
+    "widest log-normal": {"workload": {"query_size": {"kind": "lognormal", "mu": 20.0, "sigma": 5.0,
+                                                      "max_size": 4096}}},
+    "slowest preprocessing": {"preprocessing": {"ms_per_item": 3_600_000.0, "image_megapixels": 1000.0}},
+    "largest RPC costs": {"rpc": {"components": {"base_rtt_us": 1e9, "transport_us_per_request": 1e9}}},
+    "slowest link": {"rpc": {"link_gbps": 1e-9}},
+    "fastest FPGA": {"gpu": None, "fpga": {"ms_per_request": 1e-9}},
+    "slowest FPGA": {"gpu": None, "fpga": {"ms_per_request": 3_600_000.0, "sparsity": 0.999999}},
+}
+
+
+@pytest.mark.parametrize("name", list(EXTREMES))
+def test_valid_extremes_evaluate_to_finite_numbers(ctx, name):
+    """The bounds are tight enough that a scenario at them evaluates (no NaN into round(), no exp overflow)."""
+    data = {**GPU_BASE, "gpu": {"sku": "A100-SXM4-40GB", "layout": ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]},
+            **EXTREMES[name]}
+    if data["gpu"] is None:
+        del data["gpu"]
+    e = evaluate_design(build_design(load_scenario(data, ctx.book), ctx), ctx)
+    assert math.isfinite(e.capacity_rps) and math.isfinite(e.sla_bounded_rps)
+    assert math.isfinite(e.cost["tco_usd"]) and e.cost["tco_usd"] > 0

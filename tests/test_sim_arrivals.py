@@ -143,3 +143,12 @@ def test_cli_simulate_uses_the_scenario_s_arrival_process(tmp_path):
                    "--workload", '{"amplitude": 0.2}')
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["workload"] == "diurnal"
+
+
+def test_a_diurnal_noise_interval_that_would_cut_a_run_into_millions_is_refused(ctx):
+    """noise_interval_s is bounded below only by MIN_POSITIVE; one rate per interval must not exhaust memory."""
+    from engine.sim import SimError
+
+    design = design_with(ctx, **{**DIURNAL, "noise_interval_s": 1e-6})
+    with pytest.raises(SimError, match=r"^workload\.arrival\.noise_interval_s: 1e-06 s cuts this run"):
+        simulate_design(design, 1000, seed=1, ctx=ctx, rate=100.0)

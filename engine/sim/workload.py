@@ -36,6 +36,8 @@ from engine.traces import TRACE_UNIT_S
 
 MAX_REQUESTS = 20_000_000
 MLPERF_DEFAULT_P99_MS = 10.0
+#: most noise intervals in one diurnal run: each holds a rate and a count (10M intervals are 160 MB of arrays)
+MAX_DIURNAL_INTERVALS = 10_000_000
 
 
 CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
@@ -91,7 +93,11 @@ def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optio
     """Piecewise-constant-rate Poisson arrivals: a sinusoidal daily cycle times Gaussian noise per interval."""
     horizon = duration if duration is not None else 1.5 * n / rate + 10 * w.noise_interval_s
     while True:
-        k = int(math.ceil(horizon / w.noise_interval_s))
+        k = math.ceil(horizon / w.noise_interval_s)
+        if k > MAX_DIURNAL_INTERVALS:
+            raise SimError(f"workload.arrival.noise_interval_s: {w.noise_interval_s:g} s cuts this run "
+                           f"({horizon:.3g} s of arrivals) into more than {MAX_DIURNAL_INTERVALS:,} intervals; "
+                           "lengthen the interval or shorten the run")
         edges = np.arange(k + 1) * w.noise_interval_s
         mid = edges[:-1] + w.noise_interval_s / 2
         lam = rate * (1 + w.amplitude * np.sin(2 * np.pi * mid / w.period_s))
