@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.scenario import MAX_RATE_RPS
+from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
 from engine.sim.gpu import GpuEngine
@@ -110,8 +110,8 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
         raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
     if not 0 <= warmup < 1:
         raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
-    if rate is not None and not (math.isfinite(rate) and 0 < rate <= MAX_RATE_RPS):
-        raise SimError(f"rate: must be a positive number of requests/s up to {MAX_RATE_RPS:g}, got {rate:.6g}")
+    if rate is not None and not (math.isfinite(rate) and MIN_POSITIVE <= rate <= MAX_RATE_RPS):
+        raise SimError(f"rate: must be a number of requests/s in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}], got {rate:.6g}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SimError(f"seed: a non-negative integer, got {seed!r}")
     scenario_arrival = design.scenario.workload.arrival

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.scenario import MAX_RATE_RPS, shown
+from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE, shown
 from engine.sim.errors import SimError
 from engine.sim.run import simulate_design
 
@@ -41,8 +41,8 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
     rates = [float(r) for r in rates]
     if not rates:
         raise SimError("sweep: no rates")
-    if any(not (math.isfinite(r) and 0 < r <= MAX_RATE_RPS) for r in rates):
-        raise SimError(f"sweep: rates must be positive and at most {MAX_RATE_RPS:g} requests/s, "
+    if any(not (math.isfinite(r) and MIN_POSITIVE <= r <= MAX_RATE_RPS) for r in rates):
+        raise SimError(f"sweep: rates must be in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}] requests/s, "
                        f"got {shown(rates)}")
     _JOB.update(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
                 workload=workload, warmup=warmup)
@@ -69,7 +69,7 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
 
 def rate_grid(lo: float, hi: float, n: int) -> list[float]:
     """n rates from lo to hi (req/s), evenly spaced; SimError unless 0 < lo <= hi <= MAX_RATE_RPS, n >= 1."""
-    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo <= hi <= MAX_RATE_RPS) or n < 1:
+    if not (math.isfinite(lo) and math.isfinite(hi) and MIN_POSITIVE <= lo <= hi <= MAX_RATE_RPS) or n < 1:
         raise SimError(f"need 0 < LO <= HI <= {MAX_RATE_RPS:g} and N >= 1, got {lo:.6g}:{hi:.6g}:{n}")
     return [float(x) for x in np.linspace(lo, hi, n)]
 

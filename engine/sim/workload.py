@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analytic.design import MLPERF_SERVER_P99_MS
-from engine.scenario import MAX_RATE_RPS, ArrivalSpec, WorkloadKind
+from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive, WorkloadKind
 from engine.sim.errors import SimError
 from engine.traces import TRACE_UNIT_S
 
@@ -46,7 +46,7 @@ CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
 class SimWorkload(ArrivalSpec):
     """A workload for one simulation: the scenario's arrival spec with the rate optional (times in s)."""
 
-    rate_rps: Optional[float] = Field(None, gt=0, le=MAX_RATE_RPS, description="default: the scenario's arrival rate")
+    rate_rps: Optional[Positive] = Field(None, gt=0, le=MAX_RATE_RPS, description="default: the scenario's arrival rate")
 
 
 class Arrivals(BaseModel):
