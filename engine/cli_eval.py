@@ -36,14 +36,25 @@ def _clean(x):
     return x
 
 
+#: most rates in one --sweep-rate curve: each is a full evaluation (or simulation)
+MAX_SWEEP_POINTS = 10_000
+
+
 def _sweep_spec(text: str) -> tuple[float, float, int]:
+    """LO:HI:N of --sweep-rate: finite rates with 0 < LO <= HI <= the scenario's largest rate, 1 <= N <= 10000."""
+    from engine.errors import excerpt
+    from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
+
     try:
         lo, hi, n = text.split(":")
         lo_f, hi_f, n_i = float(lo), float(hi), int(n)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LO:HI:N (e.g. 100:5000:20), got {text!r}") from None
-    if not (0 < lo_f <= hi_f) or not 1 <= n_i <= 10_000:
-        raise argparse.ArgumentTypeError(f"need 0 < LO <= HI and 1 <= N <= 10000, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected LO:HI:N (e.g. 100:5000:20), got {excerpt(text)}") from None
+    # float() accepts 'nan' and 'inf': finiteness first, then the order (every comparison with nan is False)
+    if not (math.isfinite(lo_f) and math.isfinite(hi_f) and MIN_POSITIVE <= lo_f <= hi_f <= MAX_RATE_RPS) \
+            or not 1 <= n_i <= MAX_SWEEP_POINTS:
+        raise argparse.ArgumentTypeError(f"need finite 0 < LO <= HI <= {MAX_RATE_RPS:g} and 1 <= N <= "
+                                         f"{MAX_SWEEP_POINTS}, got {excerpt(text)}")
     return lo_f, hi_f, n_i
 
 

@@ -35,7 +35,9 @@ class Progress:
         sys.stderr.flush()
 
 
-def _workload(args):
+def _workload(args, scenario):
+    """The arrival process to simulate: the scenario's own (None) unless --workload or --trace change it;
+    what they give is laid over the scenario's arrival spec, so e.g. `--workload diurnal` keeps its rate."""
     from engine.sim import SimError, SimWorkload
 
     spec: dict = {}
@@ -46,16 +48,24 @@ def _workload(args):
                 spec = json.loads(text)
             except json.JSONDecodeError as e:
                 raise SimError(f"--workload: not valid JSON: {e.msg}") from None
+            if not isinstance(spec, dict):
+                raise SimError("--workload: a JSON object or a kind name")
         else:
             spec = {"kind": text}
     if args.trace:
-        spec = {**spec, "kind": "trace", "trace_csv": args.trace}
-    return _validated(SimWorkload, spec, "--workload")
+        from engine.traces import read_trace_file
+
+        spec = {**spec, "kind": "trace", "timestamps": read_trace_file(args.trace)}
+    if not spec:
+        return None
+    own = scenario.workload.arrival.model_dump(mode="json")
+    return _validated(SimWorkload, {**own, "rate_rps": None, **spec}, "--workload")
 
 
 def _validated(model, data, flag):
     from pydantic import ValidationError
 
+    from engine.errors import excerpt
     from engine.sim import SimError
 
     try:
@@ -64,8 +74,8 @@ def _validated(model, data, flag):
         err = e.errors()[0]
         where = ".".join(str(p) for p in err.get("loc", ()))
         raise SimError(f"{flag}: {where + ': ' if where else ''}{err.get('msg', '').removeprefix('Value error, ')}"
-                       + (f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else "")
-                       ) from None
+                       + (f" (got {excerpt(err['input'])})" if "input" in err and not isinstance(err["input"], dict)
+                          else "")) from None
 
 
 def _service(args):
@@ -93,11 +103,11 @@ def _summary(r: dict) -> dict:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from engine.sim import SimError
+    from engine.errors import KneepointError
 
     try:
         return _simulate(args)
-    except SimError as e:
+    except KneepointError as e:  # SimError, TraceError, ScenarioError: one line naming the problem
         print(f"error: {e}", file=sys.stderr)
         return 2
 
@@ -115,7 +125,7 @@ def _simulate(args: argparse.Namespace) -> int:
     ctx = _ctx()
     scenario = load_scenario(_read(args.scenario), ctx.book)
     design = build_design(scenario, ctx)
-    workload, service = _workload(args), _service(args)
+    workload, service = _workload(args, scenario), _service(args)
     n = args.requests if args.requests is not None else (None if args.duration else 100_000)
     kw = dict(duration_s=args.duration, seed=args.seed, ctx=ctx, service=service, workload=workload,
               warmup=args.warmup)
@@ -183,7 +193,9 @@ def register(subparsers) -> None:
     sim.add_argument("--rate", type=float, help="arrival rate in req/s (default: the scenario's)")
     sim.add_argument("--workload", metavar="KIND|JSON",
                      help=f"arrival process: {', '.join(k.value for k in WorkloadKind)}, or a JSON object")
-    sim.add_argument("--trace", metavar="CSV", help="CSV of arrival timestamps (workload 'trace')")
+    sim.add_argument("--trace", metavar="CSV", help="your local CSV of arrival timestamps (workload 'trace'; a "
+                     "regular file, one column or a header naming timestamp/time/t/arrival; unit from --workload "
+                     "'{\"trace_unit\": \"ms\"}', default s); played at its own pace unless --rate is given")
     sim.add_argument("--service", metavar="JSON",
                      help='synthetic GPU service, e.g. {"kind": "exponential", "mean_ms": 1, "host": "none"}')
     sim.add_argument("--warmup", type=float, default=0.1, help="fraction of requests discarded (default 0.1)")

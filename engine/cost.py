@@ -54,7 +54,8 @@ class Default(BaseModel):
 class CostInputs(BaseModel):
     """Everything tco() needs. Counts are physical devices; powers per device (host: per server)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: a NaN or infinite price or power would turn TCO and queries per dollar into NaN
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     throughput_rps: float = Field(ge=0, description="sustained queries per second")
     years: float = Field(3.0, gt=0)

@@ -12,13 +12,69 @@ Times are milliseconds in the contract (what people type) and seconds inside the
 from __future__ import annotations
 
 import json
+import math
 from enum import StrEnum
-from typing import Literal, Optional
+from statistics import NormalDist
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from engine.errors import KneepointError, excerpt
 
 SCHEMA_ID = "kneepoint.scenario/1"
+
+# Limits, declared once. Every float in the contract is finite (NaN and Infinity, which JSON parsers accept, are
+# refused) and bounded, so that nothing absurd reaches round(), math.exp or a queueing formula downstream.
+#: longest time in milliseconds (SLA, queue delay, per-item or per-request costs): an hour, beyond any serving path
+MAX_MS = 3_600_000.0
+#: largest price of one item (server, GPU, card, NIC) in USD: a billion, far above any real part
+MAX_USD = 1e9
+#: longest period or interval in seconds (diurnal cycle, noise interval): a year
+MAX_SECONDS = 31_536_000.0
+#: largest |location| of a log-normal in log units: exp(20) is 4.9e8 items or seconds, beyond any query or input
+MAX_LOG_LOCATION = 20.0
+#: largest scale (sigma) of a log-normal: exp(20 + 5 x 6) stays finite even at six standard deviations
+MAX_LOG_SCALE = 5.0
+#: largest ELSA weight (alpha, beta): they scale one latency estimate against another, 1000x is already extreme
+MAX_WEIGHT = 1000.0
+#: largest input length (audio seconds or tokens) and largest image size in megapixels
+MAX_INPUT_LENGTH = 1e6
+MAX_MEGAPIXELS = 1000.0
+#: largest electricity price in USD per kWh: a hundred times any grid tariff
+MAX_USD_PER_KWH = 100.0
+#: largest number in rpc.components (us, ns, bytes, Gbps): no RPC path cost comes near a billion of its unit
+MAX_COMPONENT_VALUE = 1e9
+#: most arrival timestamps a scenario carries inline: it travels in links (zlib-compressed), pages' state and
+#: saved scenarios, so a trace is a sample of traffic, not a day of it (the default upload row limit is the same)
+MAX_TRACE_TIMESTAMPS = 50_000
+#: latest timestamp (in trace_unit): Unix-epoch microseconds (about 1.8e15 today) fit, float64 still resolves 0.5
+MAX_TIMESTAMP = 4e15
+#: highest arrival rate in requests/s (the contract's rate, sweeps, simulated loads): ten million
+MAX_RATE_RPS = 1e7
+#: most GPU% shares on one GPU: CUDA MPS serves a few dozen clients per GPU, 64 leaves room
+MAX_SHARES = 64
+#: most entries in a list the contract sizes per partition or per query size (service.mean_ms, query-size table)
+MAX_LIST_ITEMS = 4096
+#: most FPGA boards, accelerators per board and threads per accelerator: far above EIF's 8 x 6 per board
+MAX_FPGA_BOARDS, MAX_FPGA_UNITS = 64, 1024
+#: most CPU cores on one host (host.cpu_cores and every core count)
+MAX_CORES = 1024
+#: smallest value of a positive number (times, rates, sizes, weights): below it reciprocals and products overflow
+#: or vanish (1 / 1e-300 ms is no rate at all) and a diurnal or polling interval would cut a run into billions
+MIN_POSITIVE = 1e-9
+#: least probability a log-normal query-size distribution must put on 1..max_size items: with less there is
+#: nothing left to renormalise and every downstream mean is NaN
+MIN_LOGNORMAL_MASS = 1e-9
+
+
+def _not_vanishing(value: float) -> float:
+    if 0 < value < MIN_POSITIVE:  # zero and below are the field's own gt=0 to name
+        raise ValueError(f"must be at least {MIN_POSITIVE:g}: smaller values vanish in the model's arithmetic")
+    return value
+
+
+#: the contract's positive float: finite (as every float here), > 0 (a field's own gt=0 says so first), and at least
+#: MIN_POSITIVE, so that no time, rate or size is a denormal whose reciprocal overflows
+Positive = Annotated[float, AfterValidator(_not_vanishing)]
 
 
 class ScenarioError(KneepointError):
@@ -26,7 +82,8 @@ class ScenarioError(KneepointError):
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: NaN and +-Infinity are refused in every float field of every part (lists included)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 # --------------------------------------------------------------------------- parts
@@ -38,7 +95,7 @@ class GpuSpec(_Spec):
     count: int = Field(1, ge=1, le=64)
     layout: Optional[list[str]] = Field(None, description="MIG profiles (optionally profile@start), same on every GPU")
     layouts: Optional[list[list[str]]] = Field(None, description="one MIG layout per GPU")
-    shares: Optional[list[float]] = Field(None, description="GPU% per instance (MPS), same on every GPU")
+    shares: Optional[list[float]] = Field(None, max_length=MAX_SHARES, description="GPU% per instance (MPS), same on every GPU")
 
     @model_validator(mode="after")
     def _one_partitioning(self) -> "GpuSpec":
@@ -62,17 +119,19 @@ class FpgaSpec(_Spec):
     """
 
     board: str = Field("intel-pac-a10", description="FPGA board (engine.fpga.model.BOARDS)")
-    boards: int = Field(1, ge=1, le=64)
-    accelerators_per_board: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
-    threads_per_accelerator: Optional[int] = Field(None, ge=1, description="default: the board's maximum")
+    boards: int = Field(1, ge=1, le=MAX_FPGA_BOARDS)
+    accelerators_per_board: Optional[int] = Field(None, ge=1, le=MAX_FPGA_UNITS, description="default: the board's maximum")
+    threads_per_accelerator: Optional[int] = Field(None, ge=1, le=MAX_FPGA_UNITS,
+                                                   description="default: the board's maximum")
     sparsity: float = Field(0.6, ge=0, lt=1, description="fraction of zero operands (EIF Table I middle level)")
-    ms_per_request: Optional[float] = Field(None, gt=0, description="per-request time on a dedicated accelerator")
-    model_threads: Optional[int] = Field(None, ge=1, description="threads serving this model (default: all tenants)")
+    ms_per_request: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="per-request time on a dedicated accelerator")
+    model_threads: Optional[int] = Field(None, ge=1, le=MAX_FPGA_BOARDS * MAX_FPGA_UNITS * MAX_FPGA_UNITS,
+                                         description="threads serving this model (default: all tenants)")
 
 
 class HostSpec(_Spec):
-    cpu_cores: int = Field(32, ge=1, le=1024, description="host CPU cores")
-    cpu_reserved_cores: int = Field(2, ge=0, description="cores kept for the OS and other work")
+    cpu_cores: int = Field(32, ge=1, le=MAX_CORES, description="host CPU cores")
+    cpu_reserved_cores: int = Field(2, ge=0, le=MAX_CORES, description="cores kept for the OS and other work")
 
     @model_validator(mode="after")
     def _some_left(self) -> "HostSpec":
@@ -91,12 +150,14 @@ class PreprocessDevice(StrEnum):
 
 class PreprocessingSpec(_Spec):
     device: PreprocessDevice = PreprocessDevice.CPU
-    cores: Optional[int] = Field(None, ge=1, description="CPU cores for preprocessing (default: all free cores)")
+    cores: Optional[int] = Field(None, ge=1, le=MAX_CORES,
+                                 description="CPU cores for preprocessing (default: all free cores)")
     units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
-    ms_per_item: Optional[float] = Field(None, gt=0, description="override: CPU ms per item per core")
-    dpu_cu_latency_ms: Optional[float] = Field(None, gt=0, description="override: latency of one item on a CU")
-    dpu_ii_ms: Optional[float] = Field(None, gt=0, description="override: initiation interval of a CU")
-    image_megapixels: float = Field(0.37, gt=0, description="input JPEG size (ImageNet mean about 0.37 MP)")
+    ms_per_item: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
+    dpu_cu_latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: latency of one item on a CU")
+    dpu_ii_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: initiation interval of a CU")
+    image_megapixels: Positive = Field(0.37, gt=0, le=MAX_MEGAPIXELS,
+                                    description="input JPEG size (ImageNet mean about 0.37 MP)")
 
 
 class RpcPreset(StrEnum):
@@ -110,11 +171,12 @@ class RpcPreset(StrEnum):
 
 class RpcSpec(_Spec):
     preset: RpcPreset = RpcPreset.GRPC
-    link_gbps: float = Field(100.0, gt=0, le=3200)
+    link_gbps: Positive = Field(100.0, gt=0, le=3200)
     copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
     orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
     completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
-    polling_interval_us: Optional[float] = Field(None, gt=0, description="event-polling interval (completion = polling)")
+    polling_interval_us: Optional[Positive] = Field(None, gt=0, le=MAX_MS * 1e3,
+                                                 description="event-polling interval (completion = polling)")
     components: dict[str, float | int | str | bool] = Field(
         default_factory=dict, description="any other RPC path parameter by name (engine.stages.rpc.RpcComponents)")
 
@@ -134,11 +196,17 @@ class RpcSpec(_Spec):
         from engine.stages.rpc import components_for
 
         try:
-            components_for(self)
+            built = components_for(self)
         except ValidationError as e:
             err = e.errors()[0]
             raise _PathError(f"rpc.components.{err['loc'][0]}", err.get("input"),
                              f"{err['msg']} (got {excerpt(err.get('input'))})") from None
+        for name in self.components:  # as parsed (a number may arrive as text): finite and within the limit
+            value = getattr(built, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+                    math.isfinite(value) and abs(value) <= MAX_COMPONENT_VALUE):
+                raise _PathError(f"rpc.components.{name}", value, f"must be a finite number within "
+                                 f"+-{MAX_COMPONENT_VALUE:g}, got {excerpt(self.components[name])}")
         return self
 
 
@@ -152,7 +220,8 @@ class BatchingPolicy(StrEnum):
 class BatchingSpec(_Spec):
     policy: BatchingPolicy = BatchingPolicy.FIXED
     max_batch: Optional[int] = Field(None, ge=1, le=4096, description="Batch_max (default: the knee)")
-    max_queue_delay_ms: Optional[float] = Field(None, ge=0, description="Time_queue (default: Time_knee / partitions)")
+    max_queue_delay_ms: Optional[float] = Field(None, ge=0, le=MAX_MS,
+                                                description="Time_queue (default: Time_knee / partitions)")
 
 
 class SchedulerPolicy(StrEnum):
@@ -164,8 +233,8 @@ class SchedulerPolicy(StrEnum):
 
 class SchedulerSpec(_Spec):
     policy: SchedulerPolicy = SchedulerPolicy.FIFS
-    alpha: float = Field(1.0, gt=0)
-    beta: float = Field(1.0, gt=0)
+    alpha: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
+    beta: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
 
 
 class WorkloadKind(StrEnum):
@@ -180,35 +249,73 @@ class WorkloadKind(StrEnum):
     TRACE = "trace"
 
 
+#: what a scenario that still names a trace file is told: a scenario arrives from links and pages, so it never
+#: names a file on the server; the person who has the trace hands its content over
+TRACE_FILE_REFUSED = ("trace_csv is not accepted: a scenario never names a file on the server; upload the trace "
+                      "on the Design page (workload 'trace'), or give it to the CLI as `simulate --trace FILE`, "
+                      "which put its timestamps inline in workload.arrival.timestamps")
+
+
 class ArrivalSpec(_Spec):
-    """How requests arrive. The analytic engine reads the rate (Poisson); the simulator every kind."""
+    """How requests arrive. The analytic engine reads the rate (Poisson); the simulator every kind.
+
+    A trace is carried inline as `timestamps` (at most MAX_TRACE_TIMESTAMPS, finite, >= 0, sorted here);
+    it plays at its own mean rate unless a simulation is given a rate, which scales it."""
 
     kind: WorkloadKind = WorkloadKind.POISSON
-    rate_rps: float = Field(1000.0, gt=0, le=1e7, description="requests per second")
+    rate_rps: Positive = Field(1000.0, gt=0, le=MAX_RATE_RPS, description="requests per second")
     samples_per_query: int = Field(8, ge=1, le=4096, description="multi-stream: items per query")
-    period_s: float = Field(60.0, gt=0, description="diurnal: period of the daily cycle (compressed)")
+    period_s: Positive = Field(60.0, gt=0, le=MAX_SECONDS, description="diurnal: period of the daily cycle (compressed)")
     amplitude: float = Field(0.5, ge=0, le=1, description="diurnal: peak rate = rate x (1 + amplitude)")
     noise_cv: float = Field(0.1, ge=0, le=2, description="diurnal: cv of the multiplicative Gaussian noise")
-    noise_interval_s: float = Field(1.0, gt=0, description="diurnal: one noise factor per interval")
-    trace_csv: Optional[str] = Field(None, description="trace: path of a CSV of arrival timestamps")
-    timestamps: Optional[list[float]] = Field(None, description="trace: inline arrival timestamps")
-    trace_unit: str = Field("s", pattern="^(s|ms|us)$")
+    noise_interval_s: Positive = Field(1.0, gt=0, le=MAX_SECONDS, description="diurnal: one noise factor per interval")
+    timestamps: Optional[list[Annotated[float, Field(ge=0, le=MAX_TIMESTAMP)]]] = Field(
+        None, max_length=MAX_TRACE_TIMESTAMPS,
+        description="trace: arrival timestamps in trace_unit (from an upload or `simulate --trace`)")
+    trace_unit: Literal["s", "ms", "us"] = "s"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_trace_file(cls, data):
+        if isinstance(data, dict) and "trace_csv" in data:
+            if data["trace_csv"] is not None:
+                raise _PathError("workload.arrival.trace_csv", None, TRACE_FILE_REFUSED)
+            data = {k: v for k, v in data.items() if k != "trace_csv"}  # null: written by earlier versions
+        return data
+
+    @field_validator("timestamps")
+    @classmethod
+    def _sorted(cls, v: Optional[list[float]]) -> Optional[list[float]]:
+        return None if v is None else sorted(v)
+
+    @model_validator(mode="after")
+    def _trace_has_timestamps(self) -> "ArrivalSpec":
+        if self.kind == WorkloadKind.TRACE and (self.timestamps is None or len(self.timestamps) < 2
+                                                  or self.timestamps[-1] <= self.timestamps[0]):
+            raise _PathError("workload.arrival.timestamps", None,
+                             "kind 'trace' needs at least two distinct arrival timestamps: upload a trace on the "
+                             "Design page or give the CLI `simulate --trace FILE`")
+        return self
 
 
 class QuerySizeSpec(_Spec):
     kind: Literal["fixed", "lognormal", "table"] = "fixed"
     size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
-    mu: float = Field(1.0, description="log-normal location (PARIS section V)")
-    sigma: float = Field(1.0, gt=0, description="log-normal scale")
+    mu: float = Field(1.0, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION, description="log-normal location (PARIS section V)")
+    sigma: Positive = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
     max_size: int = Field(32, ge=1, le=4096, description="truncation: sizes are 1..max_size")
-    table: Optional[tuple[tuple[int, float], ...]] = Field(
-        None, description="table: (items per query, probability) pairs, or {size: probability}; normalised")
+    table: Optional[tuple[tuple[int, Annotated[float, Field(ge=0, le=MAX_USD)]], ...]] = Field(
+        None, max_length=MAX_LIST_ITEMS,
+        description="table: (items per query, probability) pairs, or {size: probability}; normalised")
 
     @field_validator("table", mode="before")
     @classmethod
     def _pairs(cls, v):
         if isinstance(v, dict):  # {size: probability}, e.g. from JSON with string keys
-            return tuple(sorted((int(k), float(p)) for k, p in v.items()))
+            try:
+                return tuple(sorted((int(k), float(p)) for k, p in v.items()))
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError("table: sizes must be integers and probabilities numbers") from None
         return v
 
     @model_validator(mode="after")
@@ -226,6 +333,19 @@ class QuerySizeSpec(_Spec):
                 raise ValueError("table: probabilities must be >= 0 and not all 0")
         return self
 
+    @model_validator(mode="after")
+    def _lognormal_in_range(self) -> "QuerySizeSpec":
+        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.design.query_size_pmf);
+        # a distribution lying wholly outside that range leaves nothing to renormalise
+        if self.kind == "lognormal":
+            normal = NormalDist(self.mu, self.sigma)
+            mass = normal.cdf(math.log(self.max_size + 0.5)) - normal.cdf(math.log(0.5))
+            if not mass >= MIN_LOGNORMAL_MASS:
+                raise ValueError(f"a log-normal with mu {self.mu:g} and sigma {self.sigma:g} (median "
+                                 f"{math.exp(self.mu):.3g} items) puts no queries in 1..{self.max_size} items; "
+                                 "move mu towards log(size) or widen sigma")
+        return self
+
     @property
     def largest(self) -> int:
         """The most items a query can have."""
@@ -238,15 +358,17 @@ class QuerySizeSpec(_Spec):
 
 class InputLenSpec(_Spec):
     kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    value: Optional[float] = Field(None, gt=0, description="fixed length (audio s or tokens); default: profiled middle")
-    low: float = Field(1.0, gt=0)
-    high: float = Field(25.0, gt=0)
-    mu: float = 1.9
-    sigma: float = Field(0.5, gt=0)
+    value: Optional[Positive] = Field(None, gt=0, le=MAX_INPUT_LENGTH,
+                                   description="fixed length (audio s or tokens); default: profiled middle")
+    low: Positive = Field(1.0, gt=0, le=MAX_INPUT_LENGTH)
+    high: Positive = Field(25.0, gt=0, le=MAX_INPUT_LENGTH)
+    mu: float = Field(1.9, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION)
+    sigma: Positive = Field(0.5, gt=0, le=MAX_LOG_SCALE)
 
 
 class SlaSpec(_Spec):
-    latency_ms: Optional[float] = Field(None, gt=0, description="default: MLPerf Server bound for the model, else 100")
+    latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS,
+                                        description="default: MLPerf Server bound for the model, else 100")
     percentile: float = Field(99.0, gt=0, lt=100)
 
 
@@ -258,14 +380,14 @@ class WorkloadSpec(_Spec):
 
 
 class CostSpec(_Spec):
-    years: float = Field(3.0, gt=0, le=20)
-    usd_per_kwh: float = Field(0.139, ge=0, description="PREBA section 6.3 default")
+    years: Positive = Field(3.0, gt=0, le=20)
+    usd_per_kwh: float = Field(0.139, ge=0, le=MAX_USD_PER_KWH, description="PREBA section 6.3 default")
     pue: float = Field(1.5, ge=1, le=3)
-    gpu_price_usd: Optional[float] = Field(None, ge=0)
-    server_price_usd: Optional[float] = Field(None, ge=0)
-    dpu_price_usd: Optional[float] = Field(None, ge=0)
-    fpga_price_usd: Optional[float] = Field(None, ge=0, description="per FPGA inference board (fpga scenarios)")
-    nic_price_usd: Optional[float] = Field(None, ge=0)
+    gpu_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    server_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    dpu_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
+    fpga_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD, description="per FPGA inference board (fpga scenarios)")
+    nic_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
 
 
 class ServiceKind(StrEnum):
@@ -281,15 +403,16 @@ class ServiceSpec(_Spec):
     kind: ServiceKind = ServiceKind.EXPONENTIAL
     mean_ms: float | list[float] = Field(description="mean of a one-item batch, one value or one per partition")
     scv: float = Field(1.0, ge=0, le=100, description="lognormal only: squared coefficient of variation")
-    batch_slope: float = Field(0.0, ge=0, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
+    batch_slope: float = Field(0.0, ge=0, le=MAX_WEIGHT, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
     host: Literal["model", "none"] = Field("model", description="'none' drops the host stages")
 
     @field_validator("mean_ms")
     @classmethod
     def _positive(cls, v):
         vals = v if isinstance(v, list) else [v]
-        if not vals or any(not x > 0 for x in vals):
-            raise ValueError(f"must be positive (one value or one per partition), got {excerpt(v)}")
+        if not vals or len(vals) > MAX_LIST_ITEMS or any(not MIN_POSITIVE <= x <= MAX_MS for x in vals):
+            raise ValueError(f"must be in [{MIN_POSITIVE:g}, {MAX_MS:g}] ms (one value or one per partition), "
+                             f"got {excerpt(v)}")
         return v
 
 
@@ -328,6 +451,20 @@ class Scenario(_Spec):
     def _one_backend(self) -> "Scenario":
         if (self.gpu is None) == (self.fpga is None):
             raise ValueError(f"give exactly one of gpu or fpga (got {'both' if self.gpu else 'neither'})")
+        return self
+
+    @model_validator(mode="after")
+    def _preprocessing_leaves_rpc_cores(self) -> "Scenario":
+        # the CPU preprocessing pool and the RPC path split the free cores (engine.analytic.pipeline): a pool of
+        # every free core leaves the RPC path none, and the design's capacity would read 0 with bottleneck 'rpc'
+        cores = self.preprocessing.cores
+        free = self.host.cpu_cores - self.host.cpu_reserved_cores
+        if self.preprocessing.device == PreprocessDevice.CPU and cores is not None and cores >= free:
+            raise _PathError("preprocessing.cores", cores,
+                             f"{cores} leaves no core for the RPC path: the host has {free} free cores "
+                             f"(host.cpu_cores {self.host.cpu_cores} - host.cpu_reserved_cores "
+                             f"{self.host.cpu_reserved_cores}); give at most {free - 1}, or leave it unset to "
+                             "share the free cores")
         return self
 
     @model_validator(mode="after")

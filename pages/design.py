@@ -11,10 +11,11 @@ from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
 from engine.urlstate import decode, encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, fpga_defaults, from_widgets, layout_choices,
-                            to_widgets)
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
+                            layout_choices, to_widgets)
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
+from ui.session import hosting
 
 ctx = context()
 book = ctx.book
@@ -146,6 +147,7 @@ with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False)
     c[1].number_input("Years", 0.5, 20.0, key="d_years")
     c[2].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="d_kwh", format="%.3f")
     c[3].number_input("PUE", 1.0, 3.0, key="d_pue")
+    arrival_inputs(hosting().limits)
 
 try:
     scenario = load_scenario(from_widgets(dict(st.session_state)), book)

@@ -1,17 +1,28 @@
-"""The Design page's form: scenario <-> widget values (keys are the widgets' session-state keys)."""
+"""The Design page's form: scenario <-> widget values (keys are the widgets' session-state keys), and the
+workload's arrival inputs with the trace upload."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import streamlit as st
+
 from engine.catalog import enumerate_layouts
-from engine.scenario import FpgaSpec, Scenario
+from engine.scenario import FpgaSpec, Scenario, WorkloadKind
 from engine.scenario import GpuSpec as _GpuSpec
+from engine.traces import TraceError, mean_rate_rps, parse_trace_upload
 
 WHOLE, MIG, SHARES, FPGA = "Whole GPU (MIG off)", "MIG layout", "GPU% shares", "FPGA boards (EIF)"
 DEFAULT_SKU = "A100-SXM4-80GB"  # the GPU the form shows while an FPGA design is on
 DEFAULT_TABLE = ((1, 0.25), (2, 0.25), (4, 0.25), (8, 0.25))  # a starting point for the table editor
 CUSTOM = "custom (type profiles)"
+ARRIVAL_KINDS = [k.value for k in WorkloadKind]
+#: session key (no widget) for the arrival fields the form has no widget for: diurnal parameters, streams,
+#: and a trace's timestamps (from the upload, or from the link's scenario)
+ARRIVAL_EXTRA = "d_arrival_extra"
+TRACE_FILE, TRACE_ERROR = "d_trace_file", "d_trace_error"
+#: lowest and highest offered load the Design page's rate input takes
+RATE_INPUT_RANGE = (1.0, 1e7)
 
 
 @lru_cache(maxsize=32)
@@ -50,7 +61,10 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_batching": s.batching.policy.value, "d_max_batch": s.batching.max_batch or 0,
         "d_delay": s.batching.max_queue_delay_ms or 0.0, "d_sched": s.scheduler.policy.value,
         "d_alpha": s.scheduler.alpha, "d_beta": s.scheduler.beta,
-        "d_rate": s.workload.arrival.rate_rps, "d_qkind": s.workload.query_size.kind,
+        "d_rate": s.workload.arrival.rate_rps, "d_arrival": s.workload.arrival.kind.value,
+        "d_trace_unit": s.workload.arrival.trace_unit,
+        ARRIVAL_EXTRA: s.workload.arrival.model_dump(mode="json", exclude={"kind", "rate_rps", "trace_unit"}),
+        "d_qkind": s.workload.query_size.kind,
         "d_qsize": s.workload.query_size.size, "d_mu": s.workload.query_size.mu,
         "d_sigma": s.workload.query_size.sigma, "d_sla": s.workload.sla.latency_ms or 0.0,
         "d_qtable": ", ".join(f"{k}:{p:g}" for k, p in (s.workload.query_size.table or DEFAULT_TABLE)),
@@ -137,6 +151,52 @@ def from_widgets(w: dict) -> dict:
             "host": {"cpu_cores": int(w["d_cores"]), "cpu_reserved_cores": int(w["d_reserved"])},
             "preprocessing": pre, "rpc": rpc, "batching": batching,
             "scheduler": {"policy": w["d_sched"], "alpha": float(w["d_alpha"]), "beta": float(w["d_beta"])},
-            "workload": {"arrival": {"kind": "poisson", "rate_rps": float(w["d_rate"])}, "query_size": query,
-                         "sla": sla},
+            "workload": {"arrival": _arrival(w), "query_size": query, "sla": sla},
             "cost": {"years": float(w["d_years"]), "usd_per_kwh": float(w["d_kwh"]), "pue": float(w["d_pue"])}}
+
+
+def _arrival(w: dict) -> dict:
+    """The arrival spec: the kind and rate the widgets show, over the fields kept from the scenario or upload."""
+    return {**(w.get(ARRIVAL_EXTRA) or {}), "kind": w.get("d_arrival", WorkloadKind.POISSON.value),
+            "rate_rps": float(w["d_rate"]), "trace_unit": w.get("d_trace_unit", "s")}
+
+
+def trace_uploaded(limits) -> None:
+    """file_uploader callback (runs before the widgets, so the rate may be set): parse the upload into the
+    scenario's inline timestamps and offer the trace's own mean rate; a bad file is named, never echoed."""
+    upload = st.session_state.get(TRACE_FILE)
+    if upload is None:  # the file was removed: the timestamps already taken stay until another upload
+        return
+    try:
+        stamps = parse_trace_upload(upload.getvalue(), upload.name, limits)
+    except TraceError as e:
+        st.session_state[TRACE_ERROR] = str(e)
+        return
+    st.session_state.pop(TRACE_ERROR, None)
+    st.session_state[ARRIVAL_EXTRA] = {**(st.session_state.get(ARRIVAL_EXTRA) or {}), "timestamps": stamps}
+    rate = mean_rate_rps(stamps, st.session_state.get("d_trace_unit", "s"))
+    if rate > 0:
+        low, high = RATE_INPUT_RANGE
+        st.session_state["d_rate"] = min(max(rate, low), high)
+
+
+def arrival_inputs(limits) -> None:
+    """The arrival process (every kind the simulator runs) and, for 'trace', the upload of a CSV of timestamps."""
+    c = st.columns(4)
+    c[0].selectbox("Arrival process", ARRIVAL_KINDS, key="d_arrival",
+                   help="how requests arrive in a simulation (the analytic engine reads the offered load): Poisson, "
+                        "MLPerf Server/Offline/SingleStream/MultiStream, diurnal, or an uploaded trace")
+    if st.session_state.get("d_arrival") != WorkloadKind.TRACE.value:
+        return
+    c[1].selectbox("Trace timestamp unit", ["s", "ms", "us"], key="d_trace_unit")
+    c[2].file_uploader("Arrival trace (CSV)", type=["csv", "txt"], key=TRACE_FILE, max_upload_size=limits.max_mb,
+                       on_change=trace_uploaded, args=(limits,),
+                       help="one column of timestamps, or a header naming timestamp, time, t or arrival; "
+                            f"up to {limits.max_mb} MB and {limits.max_rows:,} rows")
+    if st.session_state.get(TRACE_ERROR):
+        st.error(f"This trace cannot be used: {st.session_state[TRACE_ERROR]}")
+    stamps = (st.session_state.get(ARRIVAL_EXTRA) or {}).get("timestamps")
+    if stamps:
+        unit = st.session_state.get("d_trace_unit", "s")
+        st.caption(f"Trace: {len(stamps):,} arrivals, mean {mean_rate_rps(stamps, unit):,.1f} requests/s. A simulation "
+                   "plays it at its own pace; the simulated curve scales it to each load.")

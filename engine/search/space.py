@@ -24,12 +24,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.catalog import LayoutError, UnknownNameError, enumerate_layouts, validate_layout
 from engine.scenario import (BatchingSpec, GpuSpec, PreprocessingSpec, RpcSpec, Scenario, ScenarioError,
                              SchedulerSpec, load_scenario)
-from engine.errors import KneepointError
+from engine.errors import ECHO_CHARS, KneepointError, excerpt
 
 SCHEMA_ID = "kneepoint.search/1"
 DEFAULT_MAX_DESIGNS = 20_000
 HARD_MAX_DESIGNS = 200_000  # about a minute of analytic evaluation on two cores
 AXES = ("gpu", "preprocessing", "rpc", "batching", "scheduler")  # gpu outermost: neighbours share a GPU side
+#: most instances of one MIG profile in a multiset: 7 slices on each of the scenario's at most 64 GPUs
+MAX_INSTANCES_PER_PROFILE = 7 * 64
 _NAME_KEY = {"preprocessing": "device", "rpc": "preset", "batching": "policy", "scheduler": "policy"}
 
 
@@ -71,10 +73,10 @@ class SearchSpace(BaseModel):
             return v
         if not isinstance(v, list) or not v:
             raise _FieldError("layouts", f'give "all" or a non-empty list of layouts (lists of MIG profiles), '
-                                         f"got {v!r}")
+                                         f"got {excerpt(v)}")
         for i, lay in enumerate(v):
             if not isinstance(lay, list) or not lay or not all(isinstance(e, str) for e in lay):
-                raise _FieldError(f"layouts[{i}]", f"a layout is a non-empty list of MIG profile names, got {lay!r}")
+                raise _FieldError(f"layouts[{i}]", f"a layout is a non-empty list of MIG profile names, got {excerpt(lay)}")
         return v
 
     @field_validator("partitions", mode="before")
@@ -83,13 +85,14 @@ class SearchSpace(BaseModel):
         if v is None:
             return v
         if not isinstance(v, list) or not v:
-            raise _FieldError("partitions", f"give a non-empty list of multisets such as {{'1g.10gb': 7}}, got {v!r}")
+            raise _FieldError("partitions", f"give a non-empty list of multisets such as {{'1g.10gb': 7}}, got {excerpt(v)}")
         for i, ms in enumerate(v):
             if not isinstance(ms, dict) or not ms:
-                raise _FieldError(f"partitions[{i}]", f"a multiset maps MIG profiles to counts, got {ms!r}")
+                raise _FieldError(f"partitions[{i}]", f"a multiset maps MIG profiles to counts, got {excerpt(ms)}")
             for name, n in ms.items():
-                if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                    raise _FieldError(f"partitions[{i}].{name}", f"the count must be a whole number >= 1, got {n!r}")
+                if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_INSTANCES_PER_PROFILE:
+                    raise _FieldError(f"partitions[{i}].{name[:ECHO_CHARS]}", f"the count must be a whole number in 1.."
+                                      f"{MAX_INSTANCES_PER_PROFILE}, got {excerpt(n)}")
         return v
 
     @field_validator("preprocessing", "rpc", "batching", "scheduler", mode="before")
@@ -99,11 +102,11 @@ class SearchSpace(BaseModel):
             return v
         axis = info.field_name
         if not isinstance(v, list) or not v:
-            raise _FieldError(axis, f"give a non-empty list of alternatives, got {v!r}")
+            raise _FieldError(axis, f"give a non-empty list of alternatives, got {excerpt(v)}")
         for i, opt in enumerate(v):
             if not isinstance(opt, (str, dict)):
                 raise _FieldError(f"{axis}[{i}]", f"an alternative is a {_NAME_KEY[axis]} name or an object of "
-                                                  f"{axis} fields, got {opt!r}")
+                                                  f"{axis} fields, got {excerpt(opt)}")
             for key, val in (opt.items() if isinstance(opt, dict) else ()):
                 if isinstance(val, list) and not val:
                     raise _FieldError(f"{axis}[{i}].{key}", "an empty list of values gives no alternative")
@@ -137,8 +140,8 @@ def _message(first: dict) -> str:
     path = ".".join(str(p) for p in first.get("loc", ()))
     msg = first.get("msg", "").removeprefix("Value error, ")
     got = first.get("input")
-    shown = "" if isinstance(got, (dict, list)) or first.get("type") == "missing" else f" (got {got!r})"
-    return f"{path}: {msg}{shown}" if path else msg
+    given = "" if isinstance(got, (dict, list)) or first.get("type") == "missing" else f" (got {excerpt(got)})"
+    return f"{path}: {msg}{given}" if path else msg
 
 
 # --------------------------------------------------------------------------- the grid

@@ -16,6 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
 from engine.sim.gpu import GpuEngine
@@ -56,6 +57,23 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     return cap
 
 
+def _workload_from(data: dict) -> SimWorkload:
+    """A SimWorkload from a dict; SimError names the field (a trace file, e.g., is refused, never read)."""
+    from pydantic import ValidationError
+
+    from engine.errors import excerpt
+
+    try:
+        return SimWorkload.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        cause = (err.get("ctx") or {}).get("error")
+        message = str(cause) if cause is not None else err.get("msg", "")
+        given = f" (got {excerpt(err['input'])})" if "input" in err and not isinstance(err["input"], dict) else ""
+        raise SimError(f"workload{'.' + where if where else ''}: {message}{given}") from None
+
+
 def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
              progress: Optional[Callable[[float], None]] = None, ctx=None, service: Optional[ServiceSpec] = None,
              workload: Optional[SimWorkload] = None, rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP,
@@ -63,8 +81,10 @@ def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional
     """Simulate a scenario (Scenario, dict or JSON text) for n_requests or duration_s of arrivals.
 
     ctx: an engine.analytic.Context (built from the default store if None); service: a synthetic GPU
-    service distribution (validation); workload: the arrival process (default Poisson at the scenario's
-    rate); rate: override the arrival rate (req/s); warmup: fraction of requests discarded;
+    service distribution (validation); workload: the arrival process (default: the scenario's own,
+    workload.arrival, whatever its kind); rate: override the arrival rate (req/s), which scales the process
+    (a diurnal cycle's base rate, a trace's mean rate; closed loops and offline have none); warmup: fraction
+    of requests discarded;
     stats: 'duckdb' (percentiles through the store's DuckDB) or 'numpy'.
     """
     from engine.analytic import build_design
@@ -90,15 +110,15 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
         raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
     if not 0 <= warmup < 1:
         raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
-    if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise SimError(f"rate: must be a positive number of requests/s, got {rate}")
+    if rate is not None and not (math.isfinite(rate) and MIN_POSITIVE <= rate <= MAX_RATE_RPS):
+        raise SimError(f"rate: must be a number of requests/s in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}], got {rate:.6g}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise SimError(f"seed: a non-negative integer, got {seed!r}")
     scenario_arrival = design.scenario.workload.arrival
     if workload is None:  # the scenario's own arrival process; its rate unless `rate` overrides it
         workload = SimWorkload(**{**scenario_arrival.model_dump(), "rate_rps": None})
     if isinstance(workload, dict):
-        workload = SimWorkload.model_validate(workload)
+        workload = _workload_from(workload)
     if isinstance(service, dict):
         service = ServiceSpec.model_validate(service)
     service = service or design.scenario.service

@@ -11,6 +11,7 @@ p99 (or max_requests is reached); each round is a fresh run with the same seed.
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -18,6 +19,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from engine.errors import excerpt
+from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.errors import SimError
 from engine.sim.run import simulate_design
 
@@ -39,8 +42,9 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
     rates = [float(r) for r in rates]
     if not rates:
         raise SimError("sweep: no rates")
-    if any(not r > 0 for r in rates):
-        raise SimError(f"sweep: rates must be positive, got {rates}")
+    if any(not (math.isfinite(r) and MIN_POSITIVE <= r <= MAX_RATE_RPS) for r in rates):
+        raise SimError(f"sweep: rates must be in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}] requests/s, "
+                       f"got {excerpt(rates)}")
     _JOB.update(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
                 workload=workload, warmup=warmup)
     workers = min(len(rates), workers or os.cpu_count() or 1)
@@ -65,8 +69,9 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
 
 
 def rate_grid(lo: float, hi: float, n: int) -> list[float]:
-    if not 0 < lo <= hi or n < 1:
-        raise SimError(f"need 0 < LO <= HI and N >= 1, got {lo}:{hi}:{n}")
+    """n rates from lo to hi (req/s), evenly spaced; SimError unless 0 < lo <= hi <= MAX_RATE_RPS, n >= 1."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and MIN_POSITIVE <= lo <= hi <= MAX_RATE_RPS) or n < 1:
+        raise SimError(f"need 0 < LO <= HI <= {MAX_RATE_RPS:g} and N >= 1, got {lo:.6g}:{hi:.6g}:{n}")
     return [float(x) for x in np.linspace(lo, hi, n)]
 
 

@@ -10,8 +10,10 @@ Kinds (`WorkloadKind`):
 - multi-stream: closed loop with `samples_per_query` items per query (MLPerf v2.0+: 8; metric p99).
 - diurnal: Poisson with a rate that follows rate x (1 + amplitude sin(2 pi t / period_s)) and is
   multiplied, per `noise_interval_s`, by max(0, 1 + noise_cv N(0, 1)) (multiplicative Gaussian noise).
-- trace: arrival timestamps read from a CSV file (one column, or a column named timestamp/time/t/
-  arrival/arrival_s; `trace_unit` s, ms or us), shifted to start at 0.
+- trace: the scenario's inline arrival timestamps (`trace_unit` s, ms or us; parsed from an upload or
+  `simulate --trace FILE` by engine.traces), shifted to start at 0. The trace plays at its own mean rate;
+  a rate given to the run (a sweep's or a bisection's load, `--rate`, SimWorkload.rate_rps) scales its
+  inter-arrival times so that its mean rate is that rate, keeping its shape (bursts stay bursts).
 
 Query sizes come from the design's q_pmf (fixed, or log-normal discretised and truncated to
 1..max_size, PARIS section V), so the simulator samples the distribution the analytic model averages.
@@ -22,18 +24,20 @@ Randomness: the caller passes numpy Generators spawned from one SeedSequence.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analytic.design import MLPERF_SERVER_P99_MS
-from engine.scenario import ArrivalSpec, WorkloadKind
+from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive, WorkloadKind
 from engine.sim.errors import SimError
+from engine.traces import TRACE_UNIT_S
 
 MAX_REQUESTS = 20_000_000
 MLPERF_DEFAULT_P99_MS = 10.0
+#: most noise intervals in one diurnal run: each holds a rate and a count (10M intervals are 160 MB of arrays)
+MAX_DIURNAL_INTERVALS = 10_000_000
 
 
 CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
@@ -42,7 +46,7 @@ CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
 class SimWorkload(ArrivalSpec):
     """A workload for one simulation: the scenario's arrival spec with the rate optional (times in s)."""
 
-    rate_rps: Optional[float] = Field(None, gt=0, le=1e7, description="default: the scenario's arrival rate")
+    rate_rps: Optional[Positive] = Field(None, gt=0, le=MAX_RATE_RPS, description="default: the scenario's arrival rate")
 
 
 class Arrivals(BaseModel):
@@ -89,7 +93,11 @@ def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optio
     """Piecewise-constant-rate Poisson arrivals: a sinusoidal daily cycle times Gaussian noise per interval."""
     horizon = duration if duration is not None else 1.5 * n / rate + 10 * w.noise_interval_s
     while True:
-        k = int(math.ceil(horizon / w.noise_interval_s))
+        k = math.ceil(horizon / w.noise_interval_s)
+        if k > MAX_DIURNAL_INTERVALS:
+            raise SimError(f"workload.arrival.noise_interval_s: {w.noise_interval_s:g} s cuts this run "
+                           f"({horizon:.3g} s of arrivals) into more than {MAX_DIURNAL_INTERVALS:,} intervals; "
+                           "lengthen the interval or shorten the run")
         edges = np.arange(k + 1) * w.noise_interval_s
         mid = edges[:-1] + w.noise_interval_s / 2
         lam = rate * (1 + w.amplitude * np.sin(2 * np.pi * mid / w.period_s))
@@ -106,45 +114,23 @@ def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optio
         horizon *= 2
 
 
-def read_trace(path: str | Path, unit: str = "s") -> np.ndarray:
-    """Arrival timestamps from a CSV file; errors name the line and the bad value."""
-    p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise SimError(f"trace_csv: cannot read {path}: {e.strerror or e}") from None
-    return parse_trace(lines, unit, str(path))
-
-
-def parse_trace(lines: list[str], unit: str = "s", where: str = "trace") -> np.ndarray:
-    rows = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")]
-    if not rows:
-        raise SimError(f"{where}: no timestamps")
-    col = 0
-    first = [c.strip().lower() for c in rows[0][1].split(",")]
-    try:
-        float(first[0])
-    except ValueError:
-        names = ("timestamp", "time", "t", "arrival", "arrival_s", "timestamp_s", "time_s")
-        hit = [i for i, c in enumerate(first) if c in names]
-        if not hit:
-            raise SimError(f"{where}: line {rows[0][0]}: no timestamp column (expected one of {', '.join(names)}, "
-                           f"got {', '.join(first)})") from None
-        col, rows = hit[0], rows[1:]
-    out = np.empty(len(rows))
-    for j, (line, text) in enumerate(rows):
-        cells = text.split(",")
-        try:
-            out[j] = float(cells[col])
-        except (ValueError, IndexError):
-            raise SimError(f"{where}: line {line}: {text.strip()!r} has no number in column {col + 1}") from None
-        if not math.isfinite(out[j]):
-            raise SimError(f"{where}: line {line}: timestamp {out[j]} is not finite")
-    if len(out) > 1 and np.any(np.diff(out) < 0):
-        j = int(np.argmax(np.diff(out) < 0)) + 1
-        raise SimError(f"{where}: line {rows[j][0]}: timestamps must not decrease ({out[j - 1]:g} then {out[j]:g})")
-    scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
-    return (out - out[0]) * scale
+def trace_times(w: SimWorkload, rate: Optional[float], n: Optional[int], duration: Optional[float]) -> np.ndarray:
+    """The trace's arrival times in seconds from 0, scaled to mean rate `rate` when one is given (None: the
+    trace's own pace), then cut to the first n requests or to [0, duration)."""
+    if w.timestamps is None or len(w.timestamps) < 2:
+        raise SimError("workload.arrival.timestamps: kind 'trace' needs at least two arrival timestamps")
+    t = np.sort(np.asarray(w.timestamps, dtype=float))
+    t = (t - t[0]) * TRACE_UNIT_S[w.trace_unit]
+    if not t[-1] > 0:
+        raise SimError("workload.arrival.timestamps: every timestamp is the same; a trace needs a time span")
+    if rate is not None:
+        own_rate = (len(t) - 1) / t[-1]
+        t = t * (own_rate / rate)
+    if duration is not None:
+        t = t[t < duration]
+    if n is not None:
+        t = t[:n]
+    return t
 
 
 def sample_sizes(q_pmf: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -170,9 +156,12 @@ def sample_lengths(spec, default: Optional[float], n: int, rng: np.random.Genera
 
 def generate(w: SimWorkload, design, n_requests: Optional[int], duration_s: Optional[float],
              rngs: list[np.random.Generator], variable_length: bool, rate: Optional[float] = None) -> Arrivals:
-    """Requests for one run. rngs: three Generators (arrivals, sizes, lengths)."""
+    """Requests for one run of the workload's arrival process (w.kind), at `rate` when given (else w.rate_rps,
+    else the scenario's rate; a trace without either plays at its own pace). rngs: three Generators (arrivals,
+    sizes, lengths)."""
     sc = design.scenario
-    rate = rate if rate is not None else (w.rate_rps or sc.workload.arrival.rate_rps)
+    explicit_rate = rate if rate is not None else w.rate_rps  # a trace keeps its own pace without one
+    rate = explicit_rate if explicit_rate is not None else sc.workload.arrival.rate_rps
     kind = w.kind
     if kind in (WorkloadKind.POISSON, WorkloadKind.MLPERF_SERVER):
         n_requests, duration_s = _count(n_requests, duration_s, rate)
@@ -181,15 +170,8 @@ def generate(w: SimWorkload, design, n_requests: Optional[int], duration_s: Opti
         n_requests, duration_s = _count(n_requests, duration_s, rate * (1 + w.amplitude))
         t = diurnal_times(w, rate, n_requests, duration_s, rngs[0])
     elif kind == WorkloadKind.TRACE:
-        if w.trace_csv is None and w.timestamps is None:
-            raise SimError("trace: give trace_csv (a CSV of arrival timestamps) or timestamps")
-        t = (read_trace(w.trace_csv, w.trace_unit) if w.trace_csv is not None
-             else parse_trace([str(x) for x in w.timestamps], w.trace_unit, "timestamps"))
-        if duration_s is not None:
-            t = t[t < duration_s]
-        if n_requests is not None:
-            t = t[:n_requests]
-        rate = len(t) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
+        t = trace_times(w, explicit_rate, n_requests, duration_s)
+        rate = (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
     elif kind == WorkloadKind.OFFLINE:
         if n_requests is None:
             raise SimError("offline: give n_requests (every query is issued at t = 0)")

@@ -50,7 +50,8 @@ class RpcComponents(BaseModel):
     Table 2: 100GbE back-to-back, MTU 9000, PCIe Gen3 switch, A100); `PRESETS` changes choices and costs.
     'tuned' marks a value chosen within a plausible range to fit the seed figures (engine.stages.rpc_calibration)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: a component given as text ('nan', 'inf') or a float must still be a finite cost
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # ---- path choices
     network: bool = Field(True, description="False: client on the server, no NIC and no wire (the local ideal)")
