@@ -14,19 +14,23 @@ import sys
 from pathlib import Path
 
 
-def _read_bytes(path: str) -> bytes:
-    from engine.report import ReportError
+def read_report_input(path: str, what: str = "report input") -> str:
+    """The text of a scenario, scenario list or report file ('-': stdin), read by engine.userfiles, with its
+    JSON (or an HTML report's embedded JSON) checked for nesting before anything parses it."""
+    from engine.report.readback import _PAYLOAD
+    from engine.userfiles import check_json_depth, read_text, shown
 
-    try:
-        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
+    text = read_text(path, what)
+    embedded = _PAYLOAD.search(text) if text.lstrip().startswith("<") else None
+    check_json_depth(embedded.group(1) if embedded else text, f"{what} {shown(path)}")
+    return text
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from engine.analytic import Context
     from engine.report import build_report, export_report, scenario_dicts
     from engine.store import Store, seed_hash
+    from engine.userfiles import shown
 
     if not args.scenarios and not args.saved:
         raise SystemExit("python -m engine report: error: give at least one SCENARIO file or --saved NAME")
@@ -34,7 +38,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     ctx = Context.from_store(store)
     raw: list = []
     for path in args.scenarios:
-        raw += scenario_dicts(_read_bytes(path), source=path)
+        raw += scenario_dicts(read_report_input(path), source=shown(path))
     raw += [store.saved_scenarios.get(name).scenario for name in args.saved]
     report = build_report(raw, ctx, seed_hash=seed_hash(store.seed_dir), title=args.title,
                           user_rows=store.user_counts())

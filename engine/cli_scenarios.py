@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import sys
 from pathlib import Path
 
 
@@ -51,16 +50,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
+    from engine.cli_report import read_report_input
     from engine.profiles import ProfileBook
     from engine.report import read_scenarios
     from engine.scenario import ScenarioError
+    from engine.userfiles import shown
 
     store = _store()
-    try:
-        content = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-    except OSError as e:
-        raise ScenarioError(f"cannot read {args.file}: {e.strerror or e}") from None
-    scenarios = read_scenarios(content, ProfileBook.from_store(store), source=args.file)
+    content = read_report_input(args.file, "scenario file")
+    scenarios = read_scenarios(content, ProfileBook.from_store(store), source=shown(args.file))
     if args.name is not None and len(scenarios) > 1:
         raise ScenarioError(f"{args.file} holds {len(scenarios)} scenarios; --name applies to one")
     for sc in scenarios:
