@@ -9,9 +9,11 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from pydantic import ValidationError
+
 from engine.catalog import UnknownNameError, enumerate_layouts, validate_layout
 from engine.errors import KneepointError
-from engine.userfiles import MAX_CLI_NUMBER, number_in, whole_number
+from engine.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
 
 class _Parser(argparse.ArgumentParser):
@@ -186,6 +188,29 @@ DEBUG_ENV = "KNEEPOINT_DEBUG"
 INTERNAL_MESSAGE_CHARS = 200
 
 
+class ComputedValueError(KneepointError):
+    """An engine model refused a value computed from the input (e.g. an overflow to infinity or NaN): the input's
+    values are valid one by one but out of what the engine can compute with; the message names the field."""
+
+
+def _computed_value_error(e: ValidationError) -> ComputedValueError:
+    """The first error of an internal model's ValidationError as one line naming the model and the field."""
+    first = e.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first.get("loc", ()))
+    got = f" (got {quoted(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
+    return ComputedValueError(f"a value computed from the input is out of range: {e.title}.{field}: "
+                              f"{first.get('msg', '')}{got}; is a number in the input far too large or small?")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; an internal model's ValidationError (never the user's own scenario, whose loader names
+    the field it read) becomes a ComputedValueError at this boundary."""
+    try:
+        return args.func(args)
+    except ValidationError as e:
+        raise _computed_value_error(e) from e
+
+
 def _debug() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
 
@@ -205,7 +230,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     KNEEPOINT_DEBUG=1; Ctrl-C is status 130 without a word."""
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        return _run(args)
     except KneepointError as e:
         print(f"error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 2
