@@ -80,15 +80,17 @@ def _read_stdin(what: str, max_bytes: int) -> bytes:
     return data
 
 
-def regular_file(path: str | os.PathLike, what: str) -> None:
-    """UserFileError unless `path` is an existing regular file (checked by stat, without opening it: a FIFO
-    would block the open and a device would never end)."""
+def regular_file(path: str | os.PathLike, what: str, max_bytes: int = MAX_FILE_BYTES) -> None:
+    """UserFileError unless `path` is an existing regular file of at most `max_bytes` (checked by stat, without
+    opening it: a FIFO would block the open and a device would never end)."""
     try:
-        mode = os.stat(path).st_mode
+        info = os.stat(path)
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
         raise UserFileError(f"cannot read {what} {shown(path)}: {getattr(e, 'strerror', None) or 'bad path'}") from None
-    if not stat.S_ISREG(mode):
-        raise UserFileError(f"cannot read {what} {shown(path)}: it is {_kind(mode)}, not a regular file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UserFileError(f"cannot read {what} {shown(path)}: it is {_kind(info.st_mode)}, not a regular file")
+    if info.st_size > max_bytes:
+        raise UserFileError(f"{what} {shown(path)} is {_size(info.st_size)}; the limit is {_size(max_bytes)}")
 
 
 def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
@@ -100,7 +102,7 @@ def read_bytes(path: str | os.PathLike, what: str, max_bytes: int = MAX_FILE_BYT
     """
     if str(path) == "-":
         return _read_stdin(what, max_bytes)
-    regular_file(path, what)
+    regular_file(path, what, max_bytes)
     name = shown(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))

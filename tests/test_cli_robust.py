@@ -85,6 +85,24 @@ def test_every_file_command_refuses_bad_files_in_one_line(tmp_path, capsys, comm
         assert "\\x" not in err and "[[[[" not in err, err  # the file's content is never echoed
 
 
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_imports_never_open_a_fifo_or_a_device(tmp_path, capsys, kind):
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)
+    for path, what in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a device")):
+        rc, _, err = _run(capsys, "import", kind, str(path))
+        assert f"it is {what}, not a regular file" in _one_line_error(rc, err)
+
+
+def test_an_html_reports_embedded_json_is_checked_for_nesting(tmp_path, capsys):
+    from engine.report.html import PAYLOAD_ID
+
+    page = tmp_path / "report.html"
+    page.write_text(f'<html><script type="application/json" id="{PAYLOAD_ID}">{"[" * 100_000}</script></html>')
+    rc, _, err = _run(capsys, "report", str(page), "-o", str(tmp_path / "out.html"))
+    assert f"more than {MAX_JSON_DEPTH} levels deep" in _one_line_error(rc, err)
+
+
 def test_a_utf8_bom_is_accepted(tmp_path, capsys):
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(PARIS_INPUT).encode())
