@@ -103,7 +103,9 @@ def register(subparsers) -> None:
     p.add_argument("--workers", type=whole_number(1, MAX_WORKERS),
                    help=f"processes for the analytic sweep, at most the {MAX_WORKERS} cores (default: all)")
     p.add_argument("--no-confirm", action="store_true", help="skip the simulator check of the top designs")
-    p.add_argument("--confirm", type=whole_number(1, MAX_CONFIRM), default=3, metavar="N", help="designs the simulator checks (3)")
-    p.add_argument("--requests", type=whole_number(1, MAX_REQUESTS), default=100_000, help="simulated requests per checked design")
+    p.add_argument("--confirm", type=whole_number(1, MAX_CONFIRM), default=3, metavar="N",
+                   help="designs the simulator checks (3)")
+    p.add_argument("--requests", type=whole_number(1, MAX_REQUESTS), default=100_000,
+                   help="simulated requests per checked design")
     p.add_argument("--seed", type=seed_number, default=0, help="simulator seed")
     p.set_defaults(func=cmd_search)

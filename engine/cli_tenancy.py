@@ -130,7 +130,8 @@ def cmd_reconfig(args: argparse.Namespace) -> int:
 def _model_args(p: argparse.ArgumentParser, step: bool = True) -> None:
     p.add_argument("model")
     p.add_argument("gpu", help="GPU SKU, e.g. V100-16GB or T4-16GB")
-    p.add_argument("--batch", type=whole_number(1), default=8, help="batch per instance (default 8, as the seed's Fig 2a)")
+    p.add_argument("--batch", type=whole_number(1), default=8,
+                   help="batch per instance (default 8, as the seed's Fig 2a)")
     if step:
         p.add_argument("--step", type=int, default=DEFAULT_STEP_PCT, help="GPU%% grid step (default 5)")
         p.add_argument("--percentile", type=int, default=99, help="tail percentile held to the deadline")
@@ -173,7 +174,8 @@ def register(subparsers) -> None:
 
     rc = sub.add_parser("reconfig", help="cost of a GPU%% change with and without a standby instance")
     rc.add_argument("--rate", type=finite_float, required=True, help="requests/s arriving during the change")
-    rc.add_argument("--load-s", type=finite_float, default=RESTART_LOAD_S, help="model load time (default 3 s, seed V-C)")
+    rc.add_argument("--load-s", type=finite_float, default=RESTART_LOAD_S,
+                    help="model load time (default 3 s, seed V-C)")
     rc.add_argument("--switch-us", type=finite_float, default=STANDBY_SWITCH_S * 1e6,
                     help="standby switch-over downtime (default 200 us, seed V-C)")
     rc.add_argument("--old-capacity", type=finite_float, help="requests/s the old share serves while the standby loads")

@@ -21,8 +21,9 @@ from typing import Callable
 
 from engine.errors import KneepointError
 
-__all__ = ["MAX_FILE_BYTES", "MAX_JSON_DEPTH", "MAX_CLI_NUMBER", "UserFileError", "regular_file", "read_bytes", "decode_text",
-           "read_text", "shown", "quoted", "check_json_depth", "parse_json", "finite_float", "number_in", "whole_number", "MAX_SEED", "seed_number"]
+__all__ = ["MAX_FILE_BYTES", "MAX_JSON_DEPTH", "MAX_CLI_NUMBER", "MAX_SEED", "UserFileError", "regular_file",
+           "read_bytes", "decode_text", "read_text", "shown", "quoted", "check_json_depth", "parse_json",
+           "finite_float", "number_in", "whole_number", "seed_number"]
 
 #: the largest file read: a report HTML with plotly inlined is a few MB, a scenario or space a few KB
 MAX_FILE_BYTES = 64 * 1024 * 1024

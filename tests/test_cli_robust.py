@@ -204,7 +204,8 @@ def test_oversubscription_and_param_share_have_declared_limits(store, capsys):
 
     rc, _, err = _run(capsys, "tenancy", "oversubscribe", "resnet50", "V100-16GB", "--gpu-pct", "10",
                       "--instances", "100000000")
-    assert f"argument --instances: must be a whole number in 1..{MAX_OVERSUBSCRIBED_INSTANCES}" in _one_line_error(rc, err)
+    limit = f"argument --instances: must be a whole number in 1..{MAX_OVERSUBSCRIBED_INSTANCES}"
+    assert limit in _one_line_error(rc, err)
     curve = latency_vs_gpu_pct(ProfileBook.from_store(store), "resnet50", "V100-16GB")
     with pytest.raises(TenancyError, match=f"at most {MAX_OVERSUBSCRIBED_INSTANCES}"):
         oversubscription_sweep(curve, 10, 10**8)
