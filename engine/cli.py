@@ -1,13 +1,19 @@
-"""Command line: `python -m engine ...`. Errors are one line on stderr and exit 2."""
+"""Command line: `python -m engine ...`. Errors are one line on stderr and exit 2, never a traceback
+(KNEEPOINT_DEBUG=1 shows the traceback of an internal error)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Optional, Sequence
 
-from engine.catalog import LayoutError, UnknownNameError, enumerate_layouts, validate_layout
+from pydantic import ValidationError
+
+from engine.catalog import UnknownNameError, enumerate_layouts, validate_layout
+from engine.errors import KneepointError
+from engine.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,7 +119,8 @@ def _profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True)
     p.add_argument("--gpu", required=True)
     p.add_argument("--partition", default="full", help="'full', a MIG profile (1g.5gb) or mps:N")
-    p.add_argument("--input-len", type=float, help="audio seconds or tokens, for variable-length models")
+    p.add_argument("--input-len", type=number_in(0, MAX_CLI_NUMBER, low_open=True),
+                   help="audio seconds or tokens, for variable-length models")
     p.add_argument("--precision")
     p.add_argument("--framework")
     p.add_argument("--cross-gpu", action="store_true", help="allow deriving from another GPU's curve")
@@ -141,13 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_profiles_list)
     pp = psub.add_parser("predict", help="latency, throughput and utilisation of one batch")
     _profile_args(pp)
-    pp.add_argument("--batch", type=int, required=True)
+    pp.add_argument("--batch", type=whole_number(1), required=True)
     pp.set_defaults(func=cmd_profiles_predict)
     pk = psub.add_parser("knee", help="Batch_knee and Time_knee of a partition")
     _profile_args(pk)
     pk.add_argument("--rule", default="utilization", choices=["utilization", "curve"])
-    pk.add_argument("--threshold", type=float, default=0.8, help="utilisation threshold (utilization rule)")
-    pk.add_argument("--percentile", type=int, default=95, help="tail percentile for Time_knee")
+    pk.add_argument("--threshold", type=number_in(0, 1, low_open=True), default=0.8,
+                    help="utilisation threshold in (0, 1] (utilization rule)")
+    pk.add_argument("--percentile", type=whole_number(1, 99), default=95, help="tail percentile for Time_knee (1..99)")
     pk.set_defaults(func=cmd_profiles_knee)
     from engine.cli_io import register_clear_user
 
@@ -177,21 +185,64 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    from engine.importers import ImportFailed
-    from engine.profilers import ProfilerError
-    from engine.profiles import ProfileError
-    from engine.scenario import ScenarioError
-    from engine.sim.errors import SimError
-    from engine.seedio import SeedError
-    from engine.store import StoreError
+#: the environment variable that turns the last-resort handler off, so a bug shows its traceback
+DEBUG_ENV = "KNEEPOINT_DEBUG"
+#: how much of an unexpected exception's message the one-line report quotes
+INTERNAL_MESSAGE_CHARS = 200
 
-    args = build_parser().parse_args(argv)
+
+class ComputedValueError(KneepointError):
+    """An engine model refused a value computed from the input (e.g. an overflow to infinity or NaN): the input's
+    values are valid one by one but out of what the engine can compute with; the message names the field."""
+
+
+def _computed_value_error(e: ValidationError) -> ComputedValueError:
+    """The first error of an internal model's ValidationError as one line naming the model and the field."""
+    first = e.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first.get("loc", ()))
+    got = f" (got {quoted(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
+    return ComputedValueError(f"a value computed from the input is out of range: {e.title}.{field}: "
+                              f"{first.get('msg', '')}{got}; is a number in the input far too large or small?")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; an internal model's ValidationError (never the user's own scenario, whose loader names
+    the field it read) becomes a ComputedValueError at this boundary."""
     try:
         return args.func(args)
-    except (LayoutError, UnknownNameError, SeedError, StoreError, ProfileError, ProfilerError, ImportFailed,
-            ScenarioError, SimError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except ValidationError as e:
+        raise _computed_value_error(e) from e
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
+
+
+def _internal_error(e: Exception) -> str:
+    """The one line shown for an exception that is not a KneepointError (a bug): its type, its message cut
+    short, and how to see the traceback."""
+    message = " ".join(str(e).split())
+    if len(message) > INTERNAL_MESSAGE_CHARS:
+        message = message[:INTERNAL_MESSAGE_CHARS] + "..."
+    return (f"error: internal error ({type(e).__name__}): {message}; rerun with {DEBUG_ENV}=1 for the traceback")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one command; returns the exit status. A KneepointError (bad input) is `error: <message>` on stderr
+    and status 2; any other exception is a one-line internal error and status 2, or its traceback with
+    KNEEPOINT_DEBUG=1; Ctrl-C is status 130 without a word."""
+    try:
+        args = build_parser().parse_args(argv)
+        return _run(args)
+    except KneepointError as e:
+        print(f"error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `| head` closed the pipe
         return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the last resort: a bug, told in one line unless debugging
+        if _debug():
+            raise
+        print(_internal_error(e), file=sys.stderr)
+        return 2

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-from pathlib import Path
 
 
 def _ctx():
@@ -16,13 +14,11 @@ def _ctx():
     return Context.from_store(Store())
 
 
-def _read(path: str) -> str:
-    try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        from engine.scenario import ScenarioError
+def read_scenario(path: str):
+    """The JSON value of the scenario file `path` ('-': stdin), read by engine.userfiles (one-line errors)."""
+    from engine.userfiles import parse_json, read_text, shown
 
-        raise ScenarioError(f"cannot read {path}: {e.strerror or e}") from None
+    return parse_json(read_text(path, "scenario"), f"scenario {shown(path)}")
 
 
 def _clean(x):
@@ -70,7 +66,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from engine.scenario import load_scenario
 
     ctx = _ctx()
-    scenario = load_scenario(_read(args.scenario), ctx.book)
+    scenario = load_scenario(read_scenario(args.scenario), ctx.book)
     design = build_design(scenario, ctx)
     if args.sweep_rate:
         lo, hi, n = args.sweep_rate

@@ -72,17 +72,28 @@ def _triton_fields(args: argparse.Namespace) -> dict:
                 source_ref=args.source, measured_on=args.measured_on)
 
 
+def _regular(path) -> None:
+    """A FIFO or device is refused before the importer opens it (it would block or never end), as is a file past
+    the size limit of engine.userfiles."""
+    from engine.userfiles import regular_file
+
+    regular_file(path, "import file")
+
+
 def cmd_import_perf_analyzer(args: argparse.Namespace, store=None) -> int:
+    _regular(args.file)
     fields = _triton_fields(args) | dict(model=args.model, batch=args.batch)
     return _report(lambda: import_perf_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_model_analyzer(args: argparse.Namespace, store=None) -> int:
+    _regular(args.file)
     fields = _triton_fields(args) | dict(model=args.model, triton_model=args.triton_model, config=args.config)
     return _report(lambda: import_model_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_own(args: argparse.Namespace, store=None) -> int:
+    _regular(args.file)
     return _report(lambda: import_file(_store(store, args), args.file, table=args.table, fmt=args.format))
 
 

@@ -8,7 +8,7 @@
     partition plan SCENARIO.json [--policy paris|gpu-max|gpu1|...|random] [--gpus N]
                    [--max-gpcs N] [--seed S] [--json]
 
-engine.cli calls register(subparsers). Errors are one line on stderr and exit 2.
+engine.cli calls register(subparsers); its main() prints an error (a KneepointError) as one line and exits 2.
 """
 
 from __future__ import annotations
@@ -16,23 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 
 def _read_json(path: str, what: str):
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise ValueError(f"cannot read {what} {path}: {e.strerror or e}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    """The JSON value of the file `path` ('-': stdin), read by engine.userfiles (one-line errors)."""
+    from engine.userfiles import parse_json, read_text, shown
 
-
-def _fail(e: BaseException) -> int:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+    return parse_json(read_text(path, what), f"{what} {shown(path)}")
 
 
 def _fmt_range(r) -> str:
@@ -40,12 +30,9 @@ def _fmt_range(r) -> str:
 
 
 def cmd_paris(args: argparse.Namespace) -> int:
-    from engine.partition.paris import ParisError, paris
+    from engine.partition.paris import paris
 
-    try:
-        res = paris(_read_json(args.input, "PARIS input"))
-    except (ParisError, ValueError) as e:
-        return _fail(e)
+    res = paris(_read_json(args.input, "PARIS input"))
     if args.json:
         print(json.dumps(res.model_dump(mode="json"), indent=2))
         return 0
@@ -61,15 +48,11 @@ def cmd_paris(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    from engine.catalog import UnknownNameError
-    from engine.partition.pack import PackingError, multiset_of, pack, parse_items
+    from engine.partition.pack import multiset_of, pack, parse_items
     from engine.store import Store
 
-    try:
-        gpu = Store().catalog().gpu(args.gpu)
-        layouts = pack(gpu, parse_items(args.profiles), args.gpus)
-    except (PackingError, UnknownNameError) as e:
-        return _fail(e)
+    gpu = Store().catalog().gpu(args.gpu)
+    layouts = pack(gpu, parse_items(args.profiles), args.gpus)
     if args.json:
         print(json.dumps({"gpu": gpu.sku, "gpus": len(layouts), "layouts": [lay.labels() for lay in layouts],
                           "instances": multiset_of(layouts)}, indent=2))
@@ -83,20 +66,12 @@ def cmd_pack(args: argparse.Namespace) -> int:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from engine.analytic import Context
-    from engine.catalog import UnknownNameError
-    from engine.partition.pack import PackingError
-    from engine.partition.paris import ParisError
     from engine.partition.plan import plan
-    from engine.profiles import ProfileError
-    from engine.scenario import ScenarioError
     from engine.store import Store
 
-    try:
-        data = _read_json(args.scenario, "scenario")
-        ctx = Context.from_store(Store())
-        p = plan(args.policy, data, ctx, gpus=args.gpus, max_gpcs=args.max_gpcs, seed=args.seed)
-    except (PackingError, ParisError, ProfileError, ScenarioError, UnknownNameError, ValueError) as e:
-        return _fail(e)
+    data = _read_json(args.scenario, "scenario")
+    ctx = Context.from_store(Store())
+    p = plan(args.policy, data, ctx, gpus=args.gpus, max_gpcs=args.max_gpcs, seed=args.seed)
     if args.json:
         print(json.dumps(p.model_dump(mode="json"), indent=2))
         return 0
@@ -111,18 +86,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return v
-
-
 def register(subparsers) -> None:
+    from engine.partition.pack import MAX_GPUS
     from engine.partition.plan import PartitionPolicy
+    from engine.userfiles import seed_number, whole_number
+
+    gpu_count, positive = whole_number(1, MAX_GPUS), whole_number(1)
 
     part = subparsers.add_parser("partition", help="PARIS, MIG packing and partitioning policies")
     sub = part.add_subparsers(dest="action", required=True, parser_class=type(part))
@@ -135,15 +104,15 @@ def register(subparsers) -> None:
     pk = sub.add_parser("pack", help="pack MIG instances onto GPUs as valid placed layouts")
     pk.add_argument("gpu", help="GPU SKU, e.g. A100-SXM4-80GB")
     pk.add_argument("profiles", nargs="+", metavar="PROFILE", help="MIG profiles; 3g.40gbx4 means four")
-    pk.add_argument("--gpus", type=_count, help="number of GPUs (default: as few as possible)")
+    pk.add_argument("--gpus", type=gpu_count, help="number of GPUs (default: as few as possible)")
     pk.add_argument("--json", action="store_true")
     pk.set_defaults(func=cmd_pack)
 
     pl = sub.add_parser("plan", help="partition a scenario's GPUs by a policy (PARIS, GPU(n), GPU(max), random)")
     pl.add_argument("scenario", help="scenario JSON file (or - for stdin)")
     pl.add_argument("--policy", default="paris", choices=[p.value for p in PartitionPolicy])
-    pl.add_argument("--gpus", type=_count, help="GPUs to partition (default: the scenario's gpu.count)")
-    pl.add_argument("--max-gpcs", type=_count, help="GPC budget (default: every GPC of the GPUs)")
-    pl.add_argument("--seed", type=int, default=0, help="seed of the random policy")
+    pl.add_argument("--gpus", type=gpu_count, help="GPUs to partition (default: the scenario's gpu.count)")
+    pl.add_argument("--max-gpcs", type=positive, help="GPC budget (default: every GPC of the GPUs)")
+    pl.add_argument("--seed", type=seed_number, default=0, help="seed of the random policy")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plan)

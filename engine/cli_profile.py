@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Optional, Sequence
 
 from engine.profilers import ProfilerError
@@ -23,24 +24,24 @@ from engine.profilers import ProfilerError
 _TABLE = {"PreprocessingPointRow": "preprocessing_points", "LatencyPointRow": "latency_points"}
 
 
+#: the largest batch profiled: the scenario contract's batch limit (engine.scenario, max_batch <= 4096)
+MAX_PROFILE_BATCH = 4096
+#: the most untimed or timed runs per batch: 10,000 runs of a 100 ms batch is already 17 minutes
+MAX_RUNS = 10_000
+#: the most CPU threads asked for: the most host cores a scenario declares (engine.scenario, cpu_cores)
+MAX_THREADS = 1024
+
+
 def _batches(text: str) -> list[int]:
+    from engine.userfiles import quoted
+
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of batch sizes") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: batch sizes must be integers >= 1")
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is not a comma-separated list of batch sizes") from None
+    if not values or min(values) < 1 or max(values) > MAX_PROFILE_BATCH:
+        raise argparse.ArgumentTypeError(f"{quoted(text)}: batch sizes must be whole numbers in 1..{MAX_PROFILE_BATCH}")
     return sorted(set(values))
-
-
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 0")
-    return v
 
 
 def _frame(rows: list):
@@ -80,10 +81,9 @@ def _emit(args: argparse.Namespace, rows: list, summary: str) -> int:
     else:
         print(summary)
     if args.csv:
-        try:
-            _frame(rows).to_csv(args.csv, index=False)
-        except OSError as e:
-            raise ProfilerError(f"cannot write {args.csv}: {e.strerror or e}") from None
+        from engine.exporters import write_atomic
+
+        write_atomic(Path(args.csv), _frame(rows).to_csv(index=False).encode("utf-8"))
         print(f"# wrote {len(rows)} rows to {args.csv}", file=sys.stderr)
     if not args.no_store:
         from engine.store import Store
@@ -112,6 +112,9 @@ def cmd_model(args: argparse.Namespace) -> int:
     if args.onnx:
         if not args.model:
             raise ProfilerError("--onnx needs --model NAME (the model's name in the store, e.g. resnet50)")
+        from engine.userfiles import regular_file
+
+        regular_file(args.onnx, "ONNX model")
         rows = m.profile_onnx(args.onnx, args.model, **common)
     else:
         rows = m.profile_torchvision(args.torchvision, args.model, **common)
@@ -126,6 +129,9 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     """Add the `profile` command (subcommands `preprocess` and `model`) to `python -m engine`."""
+    from engine.userfiles import whole_number
+
+    runs = whole_number(0, MAX_RUNS)
     prof = subparsers.add_parser("profile", help="time preprocessing or a model on this machine (measured rows)")
     sub = prof.add_subparsers(dest="profile_what", required=True, parser_class=type(prof))
 
@@ -142,11 +148,11 @@ def register(subparsers) -> None:
     mod.add_argument("--model", help="the model's name in the store (required with --onnx)")
     mod.add_argument("--batches", type=_batches, default=[1, 2, 4, 8, 16, 32], metavar="1,2,4,...",
                      help="batch sizes (default 1,2,4,8,16,32)")
-    mod.add_argument("--warmup", type=_positive, default=10, metavar="N", help="untimed runs per batch (10)")
-    mod.add_argument("--reps", type=_positive, default=50, metavar="N", help="timed runs per batch (50)")
+    mod.add_argument("--warmup", type=runs, default=10, metavar="N", help="untimed runs per batch (10)")
+    mod.add_argument("--reps", type=runs, default=50, metavar="N", help="timed runs per batch (50)")
     mod.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                      help="auto: CUDA where available, else CPU")
-    mod.add_argument("--threads", type=_positive, default=0, metavar="N",
+    mod.add_argument("--threads", type=whole_number(0, MAX_THREADS), default=0, metavar="N",
                      help="CPU intra-op threads (default: the runtime's choice)")
     _outputs(mod)
     mod.set_defaults(func=cmd_model)
@@ -155,15 +161,14 @@ def register(subparsers) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Stand-alone entry (`python -m engine.cli_profile profile ...`) until engine.cli calls register()."""
     from engine.cli import _Parser
-    from engine.seedio import SeedError
-    from engine.store import StoreError
+    from engine.errors import KneepointError
 
     parser = _Parser(prog="python -m engine")
     register(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ProfilerError, SeedError, StoreError) as e:
+    except KneepointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:

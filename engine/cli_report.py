@@ -14,16 +14,23 @@ import sys
 from pathlib import Path
 
 
-def _read_bytes(path: str) -> bytes:
-    from engine.report.readback import read_report_bytes
+def read_report_input(path: str, what: str = "report input") -> str:
+    """The text of a scenario, scenario list or report file ('-': stdin), read by engine.userfiles, with its
+    JSON (or an HTML report's embedded JSON) checked for nesting before anything parses it."""
+    from engine.report.readback import REPORT_MAX_BYTES, embedded_payload
+    from engine.userfiles import check_json_depth, read_text, shown
 
-    return read_report_bytes(path)  # refuses a file larger than a report may be before reading it
+    text = read_text(path, what, max_bytes=REPORT_MAX_BYTES)
+    embedded = embedded_payload(text) if text.lstrip().startswith("<") else None
+    check_json_depth(text if embedded is None else embedded, f"{what} {shown(path)}")
+    return text
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from engine.analytic import Context
     from engine.report import build_report, export_report, scenario_dicts
     from engine.store import Store, seed_hash
+    from engine.userfiles import shown
 
     if not args.scenarios and not args.saved:
         raise SystemExit("python -m engine report: error: give at least one SCENARIO file or --saved NAME")
@@ -31,7 +38,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     ctx = Context.from_store(store)
     raw: list = []
     for path in args.scenarios:
-        raw += scenario_dicts(_read_bytes(path), source=path)
+        raw += scenario_dicts(read_report_input(path), source=shown(path))
     raw += [store.saved_scenarios.get(name).scenario for name in args.saved]
     report = build_report(raw, ctx, seed_hash=seed_hash(store.seed_dir), title=args.title,
                           user_rows=store.user_counts())

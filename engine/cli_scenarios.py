@@ -52,14 +52,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
+    from engine.cli_report import read_report_input
     from engine.profiles import ProfileBook
     from engine.report import read_scenarios
-    from engine.report.readback import read_report_bytes
     from engine.scenario import ScenarioError
+    from engine.userfiles import shown
 
     store = _store()
-    content = read_report_bytes(args.file)  # its size checked before it is read
-    scenarios = read_scenarios(content, ProfileBook.from_store(store), source=args.file)
+    content = read_report_input(args.file, "scenario file")
+    scenarios = read_scenarios(content, ProfileBook.from_store(store), source=shown(args.file))
     if args.name is not None and len(scenarios) > 1:
         raise ScenarioError(f"{args.file} holds {len(scenarios)} scenarios; --name applies to one")
     for sc in scenarios:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
-from pathlib import Path
+import os
 
 TEXT_ROWS = 25  # longer fronts are cut in the text report; --json lists every member
+#: the most sweep processes: the sweep is CPU-bound, so more processes than cores only add forks and memory
+MAX_WORKERS = os.cpu_count() or 1
+#: the most designs the simulator checks: each check is a full simulation of --requests requests
+MAX_CONFIRM = 50
 
 
-def _read(path: str) -> str:
-    from engine.search import SearchError
+def _read(path: str):
+    """The JSON value of the search-space file `path` ('-': stdin), read by engine.userfiles (one-line errors)."""
+    from engine.userfiles import parse_json, read_text, shown
 
-    try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise SearchError(f"cannot read {path}: {e.strerror or e}") from None
+    return parse_json(read_text(path, "search space"), f"search space {shown(path)}")
 
 
 def _num(x: float, fmt: str = ",.0f") -> str:
@@ -75,18 +76,14 @@ def report(result) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     from engine.analytic import Context
     from engine.cli_sim import Progress
-    from engine.search import SearchError, search
+    from engine.search import search
     from engine.store import Store
 
-    try:
-        text = _read(args.space)
-        bar = Progress("search", not args.json)
-        result = search(text, Context.from_store(Store()), workers=args.workers,
-                        progress=lambda frac, _msg: bar(frac), confirm_top=0 if args.no_confirm else args.confirm,
-                        sim_requests=args.requests, seed=args.seed)
-    except SearchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    space = _read(args.space)
+    bar = Progress("search", not args.json)
+    result = search(space, Context.from_store(Store()), workers=args.workers,
+                    progress=lambda frac, _msg: bar(frac), confirm_top=0 if args.no_confirm else args.confirm,
+                    sim_requests=args.requests, seed=args.seed)
     if args.json:
         exclude = None if args.all_designs else {"designs"}
         print(json.dumps(json.loads(result.model_dump_json(exclude=exclude)), indent=1))  # inf -> null
@@ -95,24 +92,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
 def register(subparsers) -> None:
+    from engine.sim.workload import MAX_REQUESTS
+    from engine.userfiles import seed_number, whole_number
+
     p = subparsers.add_parser("search", help="sweep a design space: best designs under the SLA and Pareto fronts")
     p.add_argument("space", help="search space JSON (kneepoint.search/1) file, or - for stdin")
     p.add_argument("--json", action="store_true", help="print JSON (the result without the all-designs table)")
     p.add_argument("--all-designs", action="store_true", help="with --json: include every evaluated design")
-    p.add_argument("--workers", type=_positive, help="processes for the analytic sweep (default: all cores)")
+    p.add_argument("--workers", type=whole_number(1, MAX_WORKERS),
+                   help=f"processes for the analytic sweep, at most the {MAX_WORKERS} cores (default: all)")
     p.add_argument("--no-confirm", action="store_true", help="skip the simulator check of the top designs")
-    p.add_argument("--confirm", type=_positive, default=3, metavar="N", help="designs the simulator checks (3)")
-    p.add_argument("--requests", type=_positive, default=100_000, help="simulated requests per checked design")
-    p.add_argument("--seed", type=int, default=0, help="simulator seed")
+    p.add_argument("--confirm", type=whole_number(1, MAX_CONFIRM), default=3, metavar="N",
+                   help="designs the simulator checks (3)")
+    p.add_argument("--requests", type=whole_number(1, MAX_REQUESTS), default=100_000,
+                   help="simulated requests per checked design")
+    p.add_argument("--seed", type=seed_number, default=0, help="simulator seed")
     p.set_defaults(func=cmd_search)

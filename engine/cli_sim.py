@@ -114,7 +114,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from engine.analytic import build_design
-    from engine.cli_eval import _read
+    from engine.cli_eval import read_scenario
     from engine.scenario import load_scenario
     from engine.sim import SimError
     from engine.sim.run import simulate_design
@@ -123,7 +123,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.requests is not None and args.requests < 1:
         raise SimError(f"--requests: must be at least 1, got {args.requests}")
     ctx = _ctx()
-    scenario = load_scenario(_read(args.scenario), ctx.book)
+    scenario = load_scenario(read_scenario(args.scenario), ctx.book)
     design = build_design(scenario, ctx)
     workload, service = _workload(args, scenario), _service(args)
     n = args.requests if args.requests is not None else (None if args.duration else 100_000)
@@ -183,14 +183,15 @@ def _print(scenario, r: dict) -> None:
 
 def register(subparsers) -> None:
     from engine.cli_eval import _sweep_spec
-    from engine.sim.workload import WorkloadKind
+    from engine.sim.workload import MAX_REQUESTS, WorkloadKind
+    from engine.userfiles import finite_float, seed_number, whole_number
 
     sim = subparsers.add_parser("simulate", help="discrete-event simulation of a scenario (simpy)")
     sim.add_argument("scenario", help="scenario JSON file (or - for stdin)")
-    sim.add_argument("--requests", type=int, help="requests to simulate (default 100000)")
-    sim.add_argument("--duration", type=float, help="seconds of arrivals, instead of --requests")
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--rate", type=float, help="arrival rate in req/s (default: the scenario's)")
+    sim.add_argument("--requests", type=whole_number(1, MAX_REQUESTS), help="requests to simulate (default 100000)")
+    sim.add_argument("--duration", type=finite_float, help="seconds of arrivals, instead of --requests")
+    sim.add_argument("--seed", type=seed_number, default=0)
+    sim.add_argument("--rate", type=finite_float, help="arrival rate in req/s (default: the scenario's)")
     sim.add_argument("--workload", metavar="KIND|JSON",
                      help=f"arrival process: {', '.join(k.value for k in WorkloadKind)}, or a JSON object")
     sim.add_argument("--trace", metavar="CSV", help="your local CSV of arrival timestamps (workload 'trace'; a "
@@ -198,8 +199,8 @@ def register(subparsers) -> None:
                      "'{\"trace_unit\": \"ms\"}', default s); played at its own pace unless --rate is given")
     sim.add_argument("--service", metavar="JSON",
                      help='synthetic GPU service, e.g. {"kind": "exponential", "mean_ms": 1, "host": "none"}')
-    sim.add_argument("--warmup", type=float, default=0.1, help="fraction of requests discarded (default 0.1)")
-    sim.add_argument("--target-ci", type=float, metavar="FRAC",
+    sim.add_argument("--warmup", type=finite_float, default=0.1, help="fraction of requests discarded (default 0.1)")
+    sim.add_argument("--target-ci", type=finite_float, metavar="FRAC",
                      help="adaptive length: double the run until the p99 half-width < FRAC x p99")
     sim.add_argument("--sweep-rate", type=_sweep_spec, metavar="LO:HI:N", help="a curve over N rates (in parallel)")
     sim.add_argument("--json", action="store_true")

@@ -22,7 +22,8 @@ from engine.tenancy import (KNEE_GAIN_THRESHOLD, RESTART_LOAD_S, STANDBY_SWITCH_
                             latency_vs_gpu_pct, oversubscription_sweep, param_share_fit, plan_multimodel,
                             reconfiguration)
 from engine.tenancy.errors import whole
-from engine.tenancy.gpu_share import DEFAULT_STEP_PCT
+from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, MAX_OVERSUBSCRIBED_INSTANCES
+from engine.userfiles import finite_float, whole_number
 
 
 def _one_line(cmd):
@@ -129,11 +130,12 @@ def cmd_reconfig(args: argparse.Namespace) -> int:
 def _model_args(p: argparse.ArgumentParser, step: bool = True) -> None:
     p.add_argument("model")
     p.add_argument("gpu", help="GPU SKU, e.g. V100-16GB or T4-16GB")
-    p.add_argument("--batch", type=int, default=8, help="batch per instance (default 8, as the seed's Fig 2a)")
+    p.add_argument("--batch", type=whole_number(1), default=8,
+                   help="batch per instance (default 8, as the seed's Fig 2a)")
     if step:
         p.add_argument("--step", type=int, default=DEFAULT_STEP_PCT, help="GPU%% grid step (default 5)")
         p.add_argument("--percentile", type=int, default=99, help="tail percentile held to the deadline")
-        p.add_argument("--input-len", type=float, help="audio seconds or tokens, for variable-length models")
+        p.add_argument("--input-len", type=finite_float, help="audio seconds or tokens, for variable-length models")
     p.add_argument("--json", action="store_true")
 
 
@@ -143,37 +145,39 @@ def register(subparsers) -> None:
     sub = ten.add_subparsers(dest="action", required=True, parser_class=type(ten))
 
     ps = sub.add_parser("param-share", help="instances that fit in GPU memory with and without shared weights")
-    ps.add_argument("--gpu-mem-mb", type=float, required=True)
-    ps.add_argument("--weights-mb", type=float, required=True)
-    ps.add_argument("--buffer-mb", type=float, required=True, help="other GPU buffer per instance")
+    ps.add_argument("--gpu-mem-mb", type=finite_float, required=True)
+    ps.add_argument("--weights-mb", type=finite_float, required=True)
+    ps.add_argument("--buffer-mb", type=finite_float, required=True, help="other GPU buffer per instance")
     ps.add_argument("--json", action="store_true")
     ps.set_defaults(func=cmd_param_share)
 
     kn = sub.add_parser("knee", help="latency vs GPU%% and the knee GPU%%")
     _model_args(kn)
-    kn.add_argument("--threshold", type=float, default=KNEE_GAIN_THRESHOLD,
+    kn.add_argument("--threshold", type=finite_float, default=KNEE_GAIN_THRESHOLD,
                     help="largest remaining latency gain past the knee, a fraction (default 0.1)")
     kn.set_defaults(func=cmd_knee)
 
     mm = sub.add_parser("multi-model", help="instances x GPU%% with the most throughput within a deadline")
     _model_args(mm)
-    mm.add_argument("--deadline-ms", type=float, required=True)
-    mm.add_argument("--available-pct", type=float, default=100.0, help="unused GPU%% (default 100)")
-    mm.add_argument("--rate", type=float, help="items/s to serve: also report the smallest plan that does")
-    mm.add_argument("--max-instances", type=int, help="e.g. what fits in memory (see param-share)")
+    mm.add_argument("--deadline-ms", type=finite_float, required=True)
+    mm.add_argument("--available-pct", type=finite_float, default=100.0, help="unused GPU%% (default 100)")
+    mm.add_argument("--rate", type=finite_float, help="items/s to serve: also report the smallest plan that does")
+    mm.add_argument("--max-instances", type=whole_number(1), help="e.g. what fits in memory (see param-share)")
     mm.set_defaults(func=cmd_multi_model)
 
     ov = sub.add_parser("oversubscribe", help="instances at one GPU%% each, past 100%% in total")
     _model_args(ov, step=False)
     ov.add_argument("--gpu-pct", type=int, required=True, help="GPU%% of each instance")
-    ov.add_argument("--instances", type=int, default=8, help="sweep 1..N instances (default 8)")
+    ov.add_argument("--instances", type=whole_number(1, MAX_OVERSUBSCRIBED_INSTANCES), default=8,
+                    help=f"sweep 1..N instances (default 8, at most {MAX_OVERSUBSCRIBED_INSTANCES})")
     ov.set_defaults(func=cmd_oversubscribe)
 
     rc = sub.add_parser("reconfig", help="cost of a GPU%% change with and without a standby instance")
-    rc.add_argument("--rate", type=float, required=True, help="requests/s arriving during the change")
-    rc.add_argument("--load-s", type=float, default=RESTART_LOAD_S, help="model load time (default 3 s, seed V-C)")
-    rc.add_argument("--switch-us", type=float, default=STANDBY_SWITCH_S * 1e6,
+    rc.add_argument("--rate", type=finite_float, required=True, help="requests/s arriving during the change")
+    rc.add_argument("--load-s", type=finite_float, default=RESTART_LOAD_S,
+                    help="model load time (default 3 s, seed V-C)")
+    rc.add_argument("--switch-us", type=finite_float, default=STANDBY_SWITCH_S * 1e6,
                     help="standby switch-over downtime (default 200 us, seed V-C)")
-    rc.add_argument("--old-capacity", type=float, help="requests/s the old share serves while the standby loads")
+    rc.add_argument("--old-capacity", type=finite_float, help="requests/s the old share serves while the standby loads")
     rc.add_argument("--json", action="store_true")
     rc.set_defaults(func=cmd_reconfig)

@@ -122,12 +122,32 @@ def parquet_bytes(rows: list, model) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same directory and a rename, so a reader never
-    sees a partly written file and a failure leaves nothing behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    sees a partly written file and a failure leaves nothing behind. Missing folders are created. A path that
+    cannot be written (a directory, a folder that is a file, no permission, a full disk) is a UserFileError
+    naming the path and the reason."""
+    from engine.userfiles import UserFileError, shown
+
+    path = Path(path)
+    try:
+        is_directory = path.is_dir()
+    except OSError as e:  # e.g. a name too long
+        raise UserFileError(f"cannot write {shown(path)}: {e.strerror or type(e).__name__}") from None
+    if is_directory:
+        raise UserFileError(f"cannot write {shown(path)}: it is a directory; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserFileError(f"cannot write {shown(path)}: a part of the folder {shown(path.parent)} is a file, "
+                            "not a folder") from None
+    except OSError as e:
+        raise UserFileError(f"cannot write {shown(path)}: cannot create the folder {shown(path.parent)} "
+                            f"({e.strerror or type(e).__name__})") from None
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    except OSError as e:
+        raise UserFileError(f"cannot write {shown(path)}: {e.strerror or type(e).__name__}") from None
     finally:
         tmp.unlink(missing_ok=True)
 

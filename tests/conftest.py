@@ -21,6 +21,7 @@ SEED = ROOT / "data" / "seed"
 # Set before any test imports the app, so nothing writes into the checkout's data/.
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="kneepoint-tests-"))
 os.environ["KNEEPOINT_DB"] = str(_SESSION_DIR / "kneepoint.duckdb")
+os.environ["KNEEPOINT_DEBUG"] = "1"  # the CLI re-raises internal errors under test, so a bug still fails a test
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,9 @@ import pytest
 from engine.cli import main as cli_main
 from engine.presets import DEFAULT_SCENARIO
 from engine.report.html import PAYLOAD_ID
-from engine.report.readback import (REPORT_MAX_BYTES, ReportError, check_report_size, read_report_bytes,
+from engine.cli_report import read_report_input
+from engine.errors import KneepointError
+from engine.report.readback import (REPORT_MAX_BYTES, ReportError, check_report_size,
                                     scenario_dicts)
 
 #: a generous bound for work that takes milliseconds in linear time (the old regex took minutes on these inputs)
@@ -60,9 +62,9 @@ def test_a_file_over_the_cap_is_refused_by_its_size(tmp_path):
     big = tmp_path / "big.html"
     with open(big, "wb") as fh:  # sparse: the size is what counts, and nothing has to be read to know it
         fh.truncate(REPORT_MAX_BYTES + 1)
-    with pytest.raises(ReportError) as e:
-        read_report_bytes(str(big))
-    assert "larger than" in str(e.value)
+    with pytest.raises(KneepointError) as e:
+        read_report_input(str(big))
+    assert "the limit is" in str(e.value)
 
 
 @pytest.mark.parametrize("command", [["scenarios", "save"], ["report", "-o", "out.html"]])
@@ -73,7 +75,7 @@ def test_the_cli_refuses_an_oversized_report_in_one_line(tmp_path, capsys, comma
         fh.truncate(REPORT_MAX_BYTES + 1)
     assert cli_main([*command, str(big)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "larger than" in err and "\n" not in err
+    assert err.startswith("error: ") and "the limit is" in err and "\n" not in err
     assert not (tmp_path / "out.html").exists()
 
 

@@ -30,6 +30,9 @@ from engine.errors import KneepointError
 #: the search gives up (with a PackingError) after this many pattern trials, so that a
 #: pathological request fails in well under a second instead of hanging a page
 MAX_TRIALS = 200_000
+#: the most GPUs one packing spans: a scenario holds at most 64 GPUs (engine.scenario, gpu.count), and the
+#: search recurses once per GPU, so this also keeps it far from Python's recursion limit
+MAX_GPUS = 64
 
 _COUNT = re.compile(r"^(?P<name>.+?)x(?P<count>\d+)$")
 
@@ -217,7 +220,7 @@ def _first_fit_failure(gpu: Gpu, profiles: list[MigProfile], counts: list[int], 
 
 def _budget_failure(gpu: Gpu, profiles: list[MigProfile], counts: list[int], n_gpus: int) -> Optional[str]:
     """A plain budget that the multiset exceeds (compute slices, memory slots, instance limits)."""
-    what = " + ".join(f"{c} x {p.name}" for p, c in zip(profiles, counts) if c)
+    what = _what(profiles, counts)
     compute = sum(c * p.compute_slices for c, p in zip(counts, profiles))
     if compute > n_gpus * gpu.compute_slices:
         return (f"GPC budget exceeded: {what} need {compute} compute slices (GPCs), but {n_gpus} "
@@ -249,8 +252,9 @@ def pack(gpu: Gpu, multiset: dict[str, int], gpus: int | None = None) -> list[Mi
     Raises PackingError naming the instance that cannot be placed, or the budget exceeded.
     """
     clean = _checked(gpu, multiset)
-    if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
-        raise PackingError(f"gpus: the number of GPUs must be a whole number >= 1, got {gpus!r}")
+    if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS):
+        raise PackingError(f"gpus: the number of GPUs must be a whole number >= 1 and at most {MAX_GPUS} (the "
+                           f"limit of one packing), got {gpus!r}")
     profiles = _order(gpu, clean)
     state = tuple(clean[p.name] for p in profiles)
     search = _Search(gpu, profiles)
@@ -263,12 +267,24 @@ def pack(gpu: Gpu, multiset: dict[str, int], gpus: int | None = None) -> list[Mi
             raise PackingError(_first_fit_failure(gpu, profiles, list(state), gpus)
                                or f"no valid packing onto {gpus} {gpu.sku}")
         return [search.pats[v] for v in found] + [empty_layout(gpu)] * (gpus - len(found))
-    k = search.lower_bound(state)
-    while True:  # terminates: one instance per GPU always fits
+    _within_limit(gpu, profiles, state, search.lower_bound(state))
+    for k in range(search.lower_bound(state), MAX_GPUS + 1):  # one instance per GPU always fits, if allowed
         found = search.solve(state, k)
         if found is not None:
             return [search.pats[v] for v in found]
-        k += 1
+    raise PackingError(f"no packing of {_what(profiles, state)} onto {MAX_GPUS} {gpu.sku} or fewer (the limit "
+                       "of one packing)")
+
+
+def _what(profiles: list[MigProfile], counts: Iterable[int]) -> str:
+    return " + ".join(f"{c:,} x {p.name}" for p, c in zip(profiles, counts) if c)
+
+
+def _within_limit(gpu: Gpu, profiles: list[MigProfile], state: tuple[int, ...], lower_bound: int) -> None:
+    """PackingError, before any search, when the instances need more GPUs than one packing may span."""
+    if lower_bound > MAX_GPUS:
+        raise PackingError(f"{_what(profiles, state)} need at least {lower_bound:,} {gpu.sku}; one packing spans "
+                           f"at most {MAX_GPUS} GPUs")
 
 
 def multiset_of(layouts: Iterable[MigLayout]) -> dict[str, int]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.catalog import Gpu, MigLayout
 from engine.partition.baselines import homogeneous, random_layouts, scenario_with_layouts, size_profile, size_profiles
-from engine.partition.pack import PackingError, multiset_of, pack
+from engine.partition.pack import MAX_GPUS, PackingError, multiset_of, pack
 from engine.partition.paris import MAX_BATCH, ParisResult, paris, paris_input_from_book
 
 #: Sec V: SLA = N x the latency of the distribution's largest batch on GPU(7), N = 1.5 by default
@@ -187,7 +187,12 @@ def plan(policy: str, scenario, ctx, *, gpus: Optional[int] = None, max_gpcs: Op
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)
     gpu = ctx.book.gpu(scenario.gpu.sku)
+    if not gpu.mig_capable:
+        raise PackingError(f"{gpu.sku} does not support MIG: a partitioning policy needs a MIG GPU "
+                           "(for GPU% shares see `python -m engine tenancy`)")
     gpus = gpus if gpus is not None else scenario.gpu.count
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS:
+        raise PackingError(f"gpus must be a whole number in 1..{MAX_GPUS} (the most one packing spans), got {gpus!r}")
     total = gpus * gpu.compute_slices
     max_gpcs = total if max_gpcs is None else max_gpcs
     if not 1 <= max_gpcs <= total:

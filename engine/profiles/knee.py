@@ -15,6 +15,15 @@ from enum import StrEnum
 
 import numpy as np
 
+from engine.errors import KneepointError
+
+#: the utilisation rule's threshold is a fraction of the saturated throughput: in (0, 1]
+THRESHOLD_RANGE = "(0, 1]"
+
+
+class KneeError(KneepointError):
+    """A knee asked with a rule parameter out of its range; the message names the parameter and the range."""
+
 
 class KneeRule(StrEnum):
     UTILIZATION = "utilization"
@@ -29,8 +38,8 @@ def utilization(throughput) -> np.ndarray:
 
 def knee_utilization(batches, throughput, threshold: float = 0.8) -> int:
     """Index of the smallest batch whose utilisation reaches `threshold` (PARIS Alg. 1 line 8)."""
-    if not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    if not 0 < threshold <= 1:  # also refuses NaN
+        raise KneeError(f"threshold must be a fraction in {THRESHOLD_RANGE}, got {threshold!r}")
     util = utilization(throughput)
     return int(np.argmax(util >= threshold - 1e-12))
 

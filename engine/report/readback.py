@@ -8,9 +8,6 @@ REPORT_MAX_BYTES before it is read, and the embedded JSON is found by fixed mark
 from __future__ import annotations
 
 import json
-import os
-import sys
-from pathlib import Path
 from typing import Optional
 
 from engine.report.build import REPORT_SCHEMA
@@ -43,22 +40,7 @@ def check_report_size(size: int, source: str = "the file") -> None:
                           "Kneepoint report may be")
 
 
-def read_report_bytes(path: str) -> bytes:
-    """The bytes of a report file (`-`: standard input), its size checked before it is read."""
-    try:
-        if path == "-":
-            content = sys.stdin.buffer.read(REPORT_MAX_BYTES + 1)  # stdin has no size to ask first
-        else:
-            check_report_size(os.stat(path).st_size, path)
-            with open(path, "rb") as fh:
-                content = fh.read(REPORT_MAX_BYTES + 1)  # a file still growing is cut off, not read whole
-    except OSError as e:
-        raise ReportError(f"cannot read {path}: {e.strerror or e}") from None
-    check_report_size(len(content), path)
-    return content
-
-
-def _embedded_payload(text: str) -> Optional[str]:
+def embedded_payload(text: str) -> Optional[str]:
     """The text inside `<script ... id="kneepoint-report" ...>`, or None. One pass: every search starts where
     the previous one ended, so each character is looked at a bounded number of times (linear time)."""
     pos = 0
@@ -83,7 +65,7 @@ def scenario_dicts(content: str | bytes, source: str = "the file") -> list[dict]
     check_report_size(len(content), source)
     text = _text(content, source).strip()
     if text.startswith("<"):
-        payload = _embedded_payload(text)
+        payload = embedded_payload(text)
         if payload is None:
             raise ReportError(f"{source}: this HTML has no embedded Kneepoint scenarios (script "
                               f"id={PAYLOAD_ID!r}); was it written by Kneepoint's report?")

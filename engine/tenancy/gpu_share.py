@@ -25,6 +25,9 @@ from engine.tenancy.errors import TenancyError, gpu_pct, non_negative, positive,
 #: diminishing returns" (Sec III-2) without a number; "slight" is read as under 10%.
 KNEE_GAIN_THRESHOLD = 0.10
 DEFAULT_STEP_PCT = 5  # the GPU% grid; the seed's Fig 2a and Fig 9 use 10-25% steps
+#: the most instances one oversubscription sweep adds: it builds 1..n tenants (quadratic work), and 500 covers
+#: the Tenancy panel's 200% at a 1% share (engine.tenancy.overview) with room to spare
+MAX_OVERSUBSCRIBED_INSTANCES = 500
 
 
 class GpuSharePoint(BaseModel):
@@ -145,7 +148,7 @@ def knee_index(latency_ms: Sequence[float], threshold: float = KNEE_GAIN_THRESHO
     """
     threshold = non_negative("threshold", threshold)
     if threshold >= 1:
-        raise TenancyError(f"threshold must be a fraction below 1, got {threshold!r}")
+        raise TenancyError(f"threshold must be a fraction in [0, 1), got {threshold!r}")
     t = np.asarray(latency_ms, dtype=float)
     if t.size == 0 or not np.all(t > 0):
         raise TenancyError(f"a knee needs one or more positive latencies, got {list(latency_ms)!r}")
@@ -251,6 +254,9 @@ class OversubscriptionSweep(BaseModel):
 def oversubscription_sweep(curve: GpuShareCurve, gpu_pct_each: int, max_instances: int) -> OversubscriptionSweep:
     """1..max_instances copies of the curve's model, each at `gpu_pct_each` (a GPU% on the curve)."""
     whole("max_instances", max_instances)
+    if max_instances > MAX_OVERSUBSCRIBED_INSTANCES:
+        raise TenancyError(f"max_instances must be at most {MAX_OVERSUBSCRIBED_INSTANCES} (the limit of one "
+                           f"oversubscription sweep), got {max_instances!r}")
     point = curve.at(gpu_pct_each)
     rows = []
     for n in range(1, max_instances + 1):

@@ -15,9 +15,12 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.tenancy.errors import non_negative, positive
+from engine.tenancy.errors import TenancyError, non_negative, positive
 
 _EPS = 1e-9  # so that a division that is exact on paper is not floored one short by rounding
+#: the most instances a fit may count: no GPU holds a million model instances, so a larger quotient is a
+#: unit slip (bytes for MB) and would overflow past 1e308
+MAX_FIT_INSTANCES = 1_000_000
 
 
 class ParamShareFit(BaseModel):
@@ -62,6 +65,9 @@ def param_share_fit(gpu_memory_mb: float, weights_mb: float, buffer_mb: float) -
     m = positive("gpu_memory_mb", gpu_memory_mb)
     w = non_negative("weights_mb", weights_mb)
     b = positive("buffer_mb", buffer_mb)
+    if m / b > MAX_FIT_INSTANCES:  # also an infinite quotient
+        raise TenancyError(f"buffer_mb {b!r} is too small for gpu_memory_mb {m!r}: more than {MAX_FIT_INSTANCES:,} "
+                           "instances would fit; are the sizes in MB?")
     n0 = instances_without_sharing(m, w, b)
     n1 = instances_with_sharing(m, w, b)
     return ParamShareFit(gpu_memory_mb=m, weights_mb=w, buffer_mb=b, without=n0, with_sharing=n1,
