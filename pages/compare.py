@@ -100,10 +100,7 @@ c[1].number_input("Seed", 0, 2**31 - 1, 0, key="cmp_sim_seed")
 sim_key = (tuple(designs), int(st.session_state["cmp_sim_n"]), int(st.session_state["cmp_sim_seed"]))
 if c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
                help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)"):
-    bar = st.progress(0.0, text="simulating...")
-    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(
-        designs, sim_key[1], sim_key[2], progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
-    bar.empty()
+    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(designs, sim_key[1], sim_key[2]))
 held = st.session_state.get("cmp_sim_result")
 sim = held[1] if held and held[0] == sim_key else None
 SIM_ROW = "SLA-bounded throughput, simulated (req/s)"

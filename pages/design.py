@@ -7,6 +7,7 @@ import streamlit as st
 from engine.catalog import LayoutError, addable, validate_layout
 from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
                                   utilization_bar)
+from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
@@ -198,14 +199,11 @@ c[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
 sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_state["d_sim_seed"]))
 if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
                f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
-    bar = st.progress(0.0, text="simulating...")
     try:
-        st.session_state["d_sim_result"] = (sim_key, simulate_cached(
-            sim_key[0], SIM_FRACTIONS, sim_key[1], sim_key[2],
-            progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
-    except ValueError as e:  # SimError and friends name the problem
+        st.session_state["d_sim_result"] = (sim_key, simulate_cached(sim_key[0], SIM_FRACTIONS, sim_key[1],
+                                                                     sim_key[2]))
+    except KneepointError as e:  # SimError and friends name the problem
         st.error(f"The simulation could not run: {e}")
-    bar.empty()
 held = st.session_state.get("d_sim_result")
 sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
 st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],

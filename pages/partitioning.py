@@ -125,10 +125,8 @@ with c[1]:
     chart = st.empty()
     chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
     if st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim"):
-        bar = st.progress(0.0, text="simulating...")
-        sim = sim_cached(*sim_key, progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}"))
+        sim = sim_cached(*sim_key)
         st.session_state["par_sim_result"] = (sim_key, sim)
-        bar.empty()
         chart.plotly_chart(bounded_bars(study, sim), key="par_bars_sim")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "

@@ -4,6 +4,7 @@ import json
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.profiles import ProfileError
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
 from engine.search import SearchError, frames
@@ -57,14 +58,11 @@ st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axi
 
 key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):
-    bar = st.progress(0.0, text="searching...")
     try:
-        result = search_cached(space_json, key[1], progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
-    except (SearchError, ScenarioError, ProfileError, ValueError) as e:
-        bar.empty()
+        result = search_cached(space_json, key[1])
+    except KneepointError as e:
         st.error(f"The search failed: {e}")
         st.stop()
-    bar.empty()
     st.session_state["srch_result"] = (key, result)
 held = st.session_state.get("srch_result")
 if not held or held[0] != key:
