@@ -10,6 +10,7 @@ from engine.seed_presets import PresetError, presets
 from engine.urlstate import decode_many, encode_many
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
+from ui.choices import keep_choice
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
 
 book = context().book
@@ -53,26 +54,30 @@ if not designs:
     st.stop()
 st.query_params["c"] = encode_many([load_scenario(d) for d in designs])
 
-names = [load_scenario(d).name for d in designs]
+names = [load_scenario(d).name for d in designs]  # unique: pin() numbers a repeated name
+# The options are the names themselves: a browser sends a selectbox's label, and after the pins change (a preset,
+# a removal) it may still send a label from the old list, which keep_choice then replaces.
 c = st.columns([2, 2])
-if st.session_state.get("cmp_baseline", 0) >= len(names):  # before the widget exists, so it may be set
-    st.session_state["cmp_baseline"] = 0
-c[0].selectbox("Baseline", list(range(len(names))), format_func=lambda i: names[i], key="cmp_baseline")
+keep_choice("cmp_baseline", names, names[0])
+c[0].selectbox("Baseline", names, key="cmp_baseline")
 
 
 def _drop() -> None:  # a callback may reset its own widget; the page body may not
-    i = st.session_state["cmp_drop"]
-    if i is not None:
-        unpin(i)
-        st.session_state["cmp_drop"] = None
-        st.session_state["cmp_baseline"] = 0
+    name = st.session_state["cmp_drop"]
+    if name in names:
+        unpin(names.index(name))
+    st.session_state["cmp_drop"] = None
+    if st.session_state.get("cmp_baseline") == name:
+        st.session_state["cmp_baseline"] = None  # the next run's keep_choice picks the first design
 
 
-c[1].selectbox("Remove a design", [None, *range(len(names))], key="cmp_drop", on_change=_drop,
-               format_func=lambda i: "-" if i is None else names[i])
+keep_choice("cmp_drop", [None, *names], None)
+c[1].selectbox("Remove a design", [None, *names], key="cmp_drop", on_change=_drop,
+               format_func=lambda name: "-" if name is None else name)
+baseline = names.index(st.session_state["cmp_baseline"])
 
 try:
-    cmp = compare_cached(designs, st.session_state["cmp_baseline"])
+    cmp = compare_cached(designs, baseline)
 except (CompareError, ScenarioError, ValueError) as e:
     st.error(f"These designs cannot be compared: {e}")
     st.stop()
