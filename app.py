@@ -6,6 +6,7 @@ from engine.seedio import SeedError
 from engine.store import StoreError
 from ui import gate
 from ui.session import get_store, sidebar_store_info
+from ui.text import md
 
 st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
 
@@ -31,7 +32,7 @@ if not unlocked:
 try:
     store = get_store()
 except (SeedError, StoreError, OSError) as e:  # bad seed row, unreadable file: say so, no trace
-    st.error(f"The profile database could not be opened: {e}")
+    st.error(f"The profile database could not be opened: {md(e)}")
     st.stop()
 sidebar_store_info(store)
 page.run()

@@ -12,6 +12,7 @@ from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.choices import keep_choice
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
+from ui.text import md
 
 book = context().book
 st.title("Compare")
@@ -26,7 +27,7 @@ if "cmp_started" not in st.session_state:  # first run: a link's designs, if the
             for d in decode_many(token):
                 pin(load_scenario(d, book))
         except ScenarioError as e:
-            st.error(f"The designs in this link cannot be used: {e}")
+            st.error(f"The designs in this link cannot be used: {md(e)}")
 
 PRESETS = presets()
 c = st.columns([3, 1, 1, 1])
@@ -36,7 +37,7 @@ if c[1].button("Load preset", key="cmp_load", help="replaces the pinned designs"
     try:
         designs = preset_designs(st.session_state["cmp_preset"])
     except (PresetError, ScenarioError, ValueError) as e:
-        st.error(f"This preset cannot be built: {e}")
+        st.error(f"This preset cannot be built: {md(e)}")
     else:
         clear_pins()
         for d in designs:
@@ -79,7 +80,7 @@ baseline = names.index(st.session_state["cmp_baseline"])
 try:
     cmp = compare_cached(designs, baseline)
 except (CompareError, ScenarioError, ValueError) as e:
-    st.error(f"These designs cannot be compared: {e}")
+    st.error(f"These designs cannot be compared: {md(e)}")
     st.stop()
 
 st.subheader("Inputs")
@@ -118,7 +119,7 @@ for i, name in enumerate(cmp.names):
         rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
                                     i == cmp.baseline)
 st.table(pd.DataFrame(rows))
-st.caption(f"Percentages are changes against the baseline, '{cmp.names[cmp.baseline]}'. Tail latency is at each "
+st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at each "
            "design's SLA percentile and offered load; cost at the SLA-bounded throughput."
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 

@@ -15,6 +15,7 @@ from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
 from ui.scenarios import current_scenario
 from ui.session import get_book
+from ui.text import md
 
 book = get_book()
 st.title("Partitioning")
@@ -53,7 +54,7 @@ if "par_model" not in st.session_state:
         try:
             _apply(decode_view(token))
         except ScenarioError as e:
-            st.error(f"The view in this link cannot be used: {e}")
+            st.error(f"The view in this link cannot be used: {md(e)}")
 
 if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
     for k, v in _defaults().items():
@@ -89,13 +90,13 @@ try:
     base = load_scenario(seed_like_scenario(book, w["par_model"], w["par_gpu"], int(w["par_count"]), query,
                                             float(w["par_sla"]) or None, float(w["par_pct"])), book)
 except (ScenarioError, ProfileError, ValueError) as e:
-    st.error(f"These inputs are not valid: {e}")
+    st.error(f"These inputs are not valid: {md(e)}")
     st.stop()
 max_gpcs = int(w["par_gpcs"]) or None
 try:
     study = study_cached(base.to_json(), max_gpcs, int(w["par_seed"]))
 except (PackingError, ProfileError, ScenarioError, ValueError) as e:
-    st.error(f"No partitioning can be planned: {e}")
+    st.error(f"No partitioning can be planned: {md(e)}")
     st.stop()
 
 by = {r.policy: r for r in study.rows}
@@ -140,7 +141,7 @@ table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" 
                            if s.policy == r.policy})} for r in study.rows])
 st.dataframe(table, hide_index=True, key="par_table_out")
 for name, why in study.skipped.items():
-    st.caption(f"{name}: {why}")
+    st.caption(f"{md(name)}: {md(why)}")
 
 st.subheader("Packed layouts")
 show = st.selectbox("Policy", [r.policy for r in study.rows], index=[r.policy for r in study.rows].index("paris")
@@ -149,4 +150,4 @@ gpu = book.catalog.gpu(study.sku)
 st.plotly_chart(slot_diagram(gpu, [validate_layout(gpu, lay) for lay in by[show].layouts]), key="par_slots")
 st.caption("Each GPU's MIG layout as placed: every instance sits at a start slot the MIG placement rules allow.")
 for note in by[show].notes:
-    st.caption(note)
+    st.caption(md(note))

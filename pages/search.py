@@ -12,6 +12,7 @@ from engine.search_charts import front_scatter
 from ui.scenarios import current_scenario, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
+from ui.text import md
 
 book = get_book()
 st.title("Search")
@@ -24,7 +25,7 @@ if base.gpu is None:
     st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
     st.stop()
 gpu = book.catalog.gpu(base.gpu.sku)
-st.markdown(f"**Around:** {base.name}: {base.model} on {base.gpu.count} x {base.gpu.sku}, "
+st.markdown(f"**Around:** {md(base.name)}: {base.model} on {base.gpu.count} x {base.gpu.sku}, "
             f"{base.workload.arrival.rate_rps:,.0f} req/s")
 
 LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
@@ -51,7 +52,7 @@ space_json = json.dumps(space, sort_keys=True)
 try:
     size, per_axis = space_shape(space_json)
 except (SearchError, ScenarioError, ProfileError, ValueError) as e:
-    st.error(f"This search cannot run: {e}")
+    st.error(f"This search cannot run: {md(e)}")
     st.stop()
 st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axis, ("GPU set-ups", "preprocessing",
            "RPC paths", "batching", "schedulers"))) + ").")
@@ -61,7 +62,7 @@ if st.button("Run the search", key="srch_run", type="primary"):
     try:
         result = search_cached(space_json, key[1])
     except KneepointError as e:
-        st.error(f"The search failed: {e}")
+        st.error(f"The search failed: {md(e)}")
         st.stop()
     st.session_state["srch_result"] = (key, result)
 held = st.session_state.get("srch_result")
@@ -79,7 +80,7 @@ for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded through
     else:
         r = result.designs[idx]
         col.metric(label, f"{r.sla_bounded_rps:,.0f} req/s" if "throughput" in label else f"{r.queries_per_usd:,.0f}")
-        col.caption(r.label)
+        col.caption(md(r.label))
 m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
 st.subheader("Best designs")
 st.dataframe(tables["best"], hide_index=True, key="srch_best")
@@ -102,4 +103,4 @@ if len(tables["confirmations"]):
 with st.expander(f"All {result.size:,} designs"):
     st.dataframe(tables["designs"], hide_index=True, key="srch_all")
 for note in result.notes:
-    st.caption(note)
+    st.caption(md(note))

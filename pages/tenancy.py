@@ -11,6 +11,7 @@ from engine.urlstate import decode_view, encode_view
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached
+from ui.text import md
 
 book = get_book()
 st.title("Tenancy")
@@ -51,7 +52,7 @@ if "ten_model" not in st.session_state:  # first run: the link's view, else from
         try:
             _apply({k: v for k, v in decode_view(token).items() if k in KEYS})
         except ScenarioError as e:
-            st.error(f"The view in this link cannot be used: {e}")
+            st.error(f"The view in this link cannot be used: {md(e)}")
 
 if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
     for k, v in _defaults().items():
@@ -87,7 +88,7 @@ st.subheader(f"MIG: isolated instances on {st.session_state['ten_mig_gpu']}")
 try:
     rows = mig_cached(model, st.session_state["ten_mig_gpu"], batch)
 except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"MIG tenancy: {e}")
+    st.error(f"MIG tenancy: {md(e)}")
 else:
     st.plotly_chart(mig_tenants(rows, batch), key="ten_mig_chart")
     st.caption(f"Each profile's instance limit per GPU (MIG User Guide) and one instance's mean latency for a batch "
@@ -102,7 +103,7 @@ try:
                          bool(st.session_state["ten_weights"]),
                          None if st.session_state["ten_within"] == WHOLE_GPU else st.session_state["ten_within"])
 except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"GPU% sharing: {e}")
+    st.error(f"GPU% sharing: {md(e)}")
     st.stop()
 k = ov.share.knee
 m = st.columns(4)
@@ -144,7 +145,7 @@ try:
     bv = backends_cached(model, st.session_state["ten_share_gpu"], st.session_state["ten_fpga_ms"] or None,
                          st.session_state["ten_cpu_ms"] or None, float(st.session_state["ten_sparsity"]))
 except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"FPGA and cold start: {e}")
+    st.error(f"FPGA and cold start: {md(e)}")
 else:
     c = st.columns(2)
     with c[0]:
@@ -160,7 +161,7 @@ else:
                    "slice by slice and starts computing after the first slice; GPU and CPU load it whole first.")
     st.dataframe(bv.cold_start, hide_index=True, key="ten_cold_table")
     for note in bv.notes:
-        st.caption(note)
+        st.caption(md(note))
 
 st.subheader("Changing a GPU% share")
 r = ov.reconfiguration
@@ -169,4 +170,4 @@ st.caption(f"At {r.rate_rps:,.0f} req/s: restarting with the new share is down f
            f"instance loaded alongside (overlapped execution) switches in {r.switch_s * 1e6:g} us, so "
            f"{r.requests_saved:,.0f} fewer requests are lost or delayed.")
 for note in ov.notes:
-    st.caption(note)
+    st.caption(md(note))

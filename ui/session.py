@@ -15,6 +15,7 @@ from engine.hosting import SECRET_HOSTED, SECRET_PASSWORD, HostingSettings, Sett
 from engine.profiles import ProfileBook
 from engine.store import Store
 from engine.store.overlay import SessionOverlay
+from ui.text import md
 
 _OVERLAY = "_kneepoint_overlay"  # session_state key of this session's overlay (hosted mode)
 
@@ -70,7 +71,7 @@ def sidebar_store_info(store: Store) -> None:
         st.caption("Profile database")
         st.code(str(store.path), language=None)
         if store.rebuilt_because:
-            st.caption(f"Built at start-up: {store.rebuilt_because}.")
+            st.caption(f"Built at start-up: {md(store.rebuilt_because)}.")
         if isinstance(store, SessionOverlay):
             st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
         counts = store.counts()
