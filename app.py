@@ -5,10 +5,11 @@ import streamlit as st
 from engine.seedio import SeedError
 from engine.store import StoreError
 from ui import gate
-from ui.session import get_store, sidebar_store_info
+from ui.session import get_store, hide_error_details_when_hosted, sidebar_store_info
 from ui.text import md
 
 st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
+hide_error_details_when_hosted()  # before any page can fail
 
 # URL paths differ from the file names on purpose: Streamlit's legacy router claims /<file stem> for
 # files in pages/ and would serve them without this entry script (no navigation, no sidebar).

@@ -3,10 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from engine.compare import RESULTS, CompareError
+from engine.compare import RESULTS
 from engine.compare_charts import overlaid_curves, result_bars
+from engine.errors import KneepointError
 from engine.scenario import ScenarioError, load_scenario
-from engine.seed_presets import PresetError, presets
+from engine.seed_presets import presets
 from engine.urlstate import decode_many, encode_many
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
@@ -36,7 +37,7 @@ c[0].selectbox("Seed preset", list(PRESETS), format_func=lambda k: PRESETS[k].na
 if c[1].button("Load preset", key="cmp_load", help="replaces the pinned designs"):
     try:
         designs = preset_designs(st.session_state["cmp_preset"])
-    except (PresetError, ScenarioError, ValueError) as e:
+    except KneepointError as e:
         st.error(f"This preset cannot be built: {md(e)}")
     else:
         clear_pins()
@@ -79,7 +80,7 @@ baseline = names.index(st.session_state["cmp_baseline"])
 
 try:
     cmp = compare_cached(designs, baseline)
-except (CompareError, ScenarioError, ValueError) as e:
+except KneepointError as e:
     st.error(f"These designs cannot be compared: {md(e)}")
     st.stop()
 

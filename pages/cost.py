@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
-from engine.profiles import ProfileError
 from engine.views.cost import PRICE_FIELDS
 from ui.design_state import context
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
@@ -61,7 +61,7 @@ if scenario is None:
 publish(scenario)
 try:
     view = cost_cached(scenario)
-except (ProfileError, ValueError) as e:
+except KneepointError as e:
     st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 

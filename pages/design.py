@@ -161,7 +161,7 @@ if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compa
 
 try:
     result = evaluate_cached(scenario.to_json())
-except ValueError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
+except KneepointError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
     st.error(f"This design cannot be evaluated: {md(e)}")
     st.stop()
 ev, curve = result["evaluation"], result["curve"]

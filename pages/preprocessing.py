@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import (cores_needed_chart, decode_chart, dpu_sizing_chart, preprocessing_costs_chart,
                                 throughput_by_partitions)
-from engine.profiles import ProfileError
 from engine.views.preprocessing import DEVICE_LABEL
 from ui.design_form import CUSTOM, MIG, layout_choices
 from ui.design_form import to_widgets as design_widgets
@@ -74,7 +74,7 @@ if scenario is None:
 publish(scenario)
 try:
     view = preprocessing_cached(scenario)
-except (ProfileError, ValueError) as e:
+except KneepointError as e:
     st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 

@@ -4,9 +4,9 @@ import math
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
-from engine.profiles import ProfileError
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset
+from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError
 from engine.views.rpc import BASELINE, LOAD_PERCENTILE
 from ui.design_state import context
 from ui.page_state import publish, reset, rpc_cached, start, validate
@@ -34,7 +34,7 @@ def _components(text: str) -> dict:
             continue
         name, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"rpc.components: {part.strip()!r} is not name=value")
+            raise ScenarioError(f"rpc.components: {part.strip()[:100]!r} is not name=value")
         value = value.strip()
         low = value.lower()
         if low in ("true", "false"):
@@ -86,7 +86,7 @@ c[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_co
 
 try:
     data = from_widgets(base, dict(st.session_state))
-except ValueError as e:
+except KneepointError as e:
     st.error(f"These inputs are not valid: {md(e)}")
     st.stop()
 scenario = validate(data, book)
@@ -95,7 +95,7 @@ if scenario is None:
 publish(scenario)
 try:
     view = rpc_cached(scenario)
-except (ProfileError, ValueError) as e:
+except KneepointError as e:
     st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 

@@ -5,11 +5,10 @@ import json
 import streamlit as st
 
 from engine.errors import KneepointError
-from engine.profiles import ProfileError
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
-from engine.search import SearchError, frames
+from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
+from engine.search import frames
 from engine.search_charts import front_scatter
-from ui.scenarios import current_scenario, pin
+from ui.scenarios import current_scenario, link_problem, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
 from ui.text import md
@@ -20,6 +19,9 @@ st.caption("Every combination of the alternatives below, around the design now o
            "analytically: the best design under the SLA by SLA-bounded throughput and by queries per dollar, the "
            "Pareto fronts, and the simulator's check of the top designs.")
 
+problem = link_problem(book)
+if problem:
+    st.error(f"The scenario in this link cannot be used: {md(problem)}")
 base = current_scenario(book)
 if base.gpu is None:
     st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
@@ -51,7 +53,7 @@ if w["srch_layouts"] == "every maximal MIG layout":
 space_json = json.dumps(space, sort_keys=True)
 try:
     size, per_axis = space_shape(space_json)
-except (SearchError, ScenarioError, ProfileError, ValueError) as e:
+except KneepointError as e:
     st.error(f"This search cannot run: {md(e)}")
     st.stop()
 st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axis, ("GPU set-ups", "preprocessing",
