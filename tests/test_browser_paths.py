@@ -204,3 +204,31 @@ def test_readme_walkthrough(server, browser):
     page.get_by_role("button", name=re.compile("Download", re.I)).first.wait_for(state="visible", timeout=LONG)
     no_exception(page)
     page.context.close()
+
+
+# --------------------------------------------------------------------------- a crafted link's name is text
+
+NAME = "![x](http://example.invalid/a.png) <img src=x>"
+
+
+@pytest.mark.parametrize("path,param", [("design-search", "s"), ("compare-designs", "c"), ("cost-model", "s")])
+def test_a_crafted_name_fetches_nothing_and_reads_as_typed(server, browser, path, param):
+    from engine.presets import DEFAULT_SCENARIO
+    from engine.scenario import load_scenario
+    from engine.urlstate import encode, encode_many
+
+    scenario = load_scenario({**DEFAULT_SCENARIO, "name": NAME})
+    token = encode_many([scenario]) if param == "c" else encode(scenario)
+    context = browser.new_context(viewport=VIEW)
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url) if "example.invalid" in request.url else None)
+    page.goto(f"{server}/{path}?{param}={token}", wait_until="domcontentloaded")
+    close_not_found(page)
+    shown(page, NAME)  # the name, exactly as typed
+    settle(page, LONG)
+    sources = page.locator("img").evaluate_all("images => images.map(i => i.getAttribute('src') || '')")
+    external = [s for s in sources if not (s.startswith(("data:", "/", server)) or s.startswith("./"))]
+    assert not external and not fetched, (external, fetched)
+    no_exception(page)
+    context.close()
