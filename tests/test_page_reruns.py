@@ -48,11 +48,11 @@ def _search_shows(at: AppTest) -> bool:
     return metrics(at).get("Designs evaluated") == "2" and len(at.get("plotly_chart")) == 2
 
 
-# (page file, set the inputs small, the button, the result is on the page)
-BUTTONS = [("design.py", _design, "d_sim", _design_shows),
-           ("compare.py", _compare, "cmp_sim", _compare_shows),
-           ("partitioning.py", _partitioning, "par_sim", _partitioning_shows),
-           ("search.py", _search, "srch_run", _search_shows)]
+# (page file, set the inputs small, the button, the result is on the page, ui.compute's kind of call)
+BUTTONS = [("design.py", _design, "d_sim", _design_shows, "design-sim"),
+           ("compare.py", _compare, "cmp_sim", _compare_shows, "compare-sim"),
+           ("partitioning.py", _partitioning, "par_sim", _partitioning_shows, "partition-sim"),
+           ("search.py", _search, "srch_run", _search_shows, "search")]
 
 
 def _open(page: str, setup) -> AppTest:
@@ -63,17 +63,21 @@ def _open(page: str, setup) -> AppTest:
     return at
 
 
-@pytest.mark.parametrize("page,setup,button,shows", BUTTONS, ids=[b[0] for b in BUTTONS])
-def test_button_twice_then_in_a_second_session(page, setup, button, shows):
+@pytest.mark.parametrize("page,setup,button,shows,kind", BUTTONS, ids=[b[0] for b in BUTTONS])
+def test_button_twice_then_in_a_second_session(page, setup, button, shows, kind):
+    from ui.compute import result_cache
+
     first = _open(page, setup)
     for _ in range(2):
         first.button(key=button).click().run()
         assert not first.exception, first.exception
         assert shows(first), f"{page}: no result after pressing {button}"
+    kept = len(result_cache(kind))
     second = _open(page, setup)  # another visitor, same question: answered from the shared cache
     second.button(key=button).click().run()
     assert not second.exception, second.exception
     assert shows(second), f"{page}: no result in a second session"
+    assert kept >= 1 and len(result_cache(kind)) == kept  # nothing was computed again
 
 
 def test_result_cache_is_bounded_and_hands_out_copies():

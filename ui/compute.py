@@ -12,7 +12,8 @@ from __future__ import annotations
 import pickle
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable, Optional, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Optional, TypeVar
 
 import streamlit as st
 
@@ -71,7 +72,8 @@ def result_cache(kind: str) -> ResultCache:
 def run_with_progress(kind: str, key: tuple, compute: Callable[[Progress], T], text: str = "working...") -> T:
     """The result of `compute(progress)` for these inputs: kept from an earlier call (by any session) with the same
     `kind` and `key`, else computed now while a progress bar labelled `text` follows `progress`. `key` must hold
-    every input that changes the result (including the data version). Errors are raised, not kept."""
+    every input that changes the result (including the data version). Errors are raised, not kept. Two sessions
+    asking the same new question at once both compute it (the engine is deterministic for its inputs and seed)."""
     cache = result_cache(kind)
     held = cache.get(key)
     if held is not _MISSING:
