@@ -9,9 +9,9 @@ from engine.errors import KneepointError
 from engine.scenario import ScenarioError, load_scenario
 from engine.seed_presets import presets
 from engine.urlstate import decode_many, encode_many
+from ui.choices import keep_choice
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
-from ui.choices import keep_choice
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
 from ui.text import md
 
@@ -120,8 +120,8 @@ for i, name in enumerate(cmp.names):
         rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
                                     i == cmp.baseline)
 st.table(pd.DataFrame(rows))
-st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at each "
-           "design's SLA percentile and offered load; cost at the SLA-bounded throughput."
+st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at "
+           "each design's SLA percentile and offered load; cost at the SLA-bounded throughput."
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")

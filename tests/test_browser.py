@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browserkit import SHOTS, browser, close_not_found, metric, no_exception, server, settle  # noqa: F401 (fixtures)
+from tests.browserkit import (SHOTS, browser, close_not_found, metric, no_exception, server,  # noqa: F401 (fixtures)
+                              settle)
 
 pytestmark = pytest.mark.browser
 
