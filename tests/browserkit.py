@@ -97,25 +97,36 @@ def metric(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text()
 
 
-# Counts the script runs that finish (the app root's data-test-script-state turning 'notRunning'), so a test can
-# wait for the run its own click started rather than for a status widget that may not have appeared yet.
-_WATCH_RUNS = """() => {
-  if (window.__kpRuns !== undefined) return;
-  window.__kpRuns = 0;
-  new MutationObserver(records => {
-    for (const r of records) {
-      if (r.target.getAttribute('data-test-script-state') === 'notRunning') window.__kpRuns++;
-    }
-  }).observe(document.body, {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
-}"""
-_RUN_DONE = """n => window.__kpRuns > n &&
-  document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'notRunning'"""
+def _run_finished(payload) -> bool:
+    """Whether a websocket frame from the server is Streamlit's 'script finished' message of a completed run."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return False
+    try:
+        message = ForwardMsg.FromString(payload)
+    except Exception:  # a frame that is not one ForwardMsg is not the end of a run
+        return False
+    return (message.WhichOneof("type") == "script_finished"
+            and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+
+
+def track_runs(page) -> None:
+    """Before opening the app on `page`: follow its Streamlit websocket, so act() can wait for a run's end."""
+    page.on("websocket", lambda socket: setattr(page, "_kneepoint_socket", socket))
 
 
 def act(page, action, timeout_ms: int = 180_000) -> None:
-    """Do `action` (a click, a choice) that reruns the script, and wait until that run has finished."""
-    page.evaluate(_WATCH_RUNS)
-    before = page.evaluate("() => window.__kpRuns")
-    action()
-    page.wait_for_function(_RUN_DONE, arg=before, timeout=timeout_ms)
+    """Do `action` (a click, a choice) that reruns the script, and wait for the server's message that this run
+    finished (read from the websocket: the page's own 'running' indicator can come and go between two polls)."""
+    socket = getattr(page, "_kneepoint_socket", None)
+    assert socket is not None, "call track_runs(page) before opening the app"
+    try:
+        with socket.expect_event("framereceived", predicate=_run_finished, timeout=timeout_ms):
+            action()
+    except Exception as e:  # say where the app stood, for a failure on a loaded CI machine
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "act-timeout.png"), full_page=True)
+        raise AssertionError(f"no finished script run after the action ({type(e).__name__}); "
+                             f"page ends: {page.inner_text('body')[-600:]!r}") from None
     settle(page, timeout_ms)

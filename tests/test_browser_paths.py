@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.browserkit import act, browser, close_not_found, metric, no_exception, server, settle  # noqa: F401
+from tests.browserkit import (act, browser, close_not_found, metric, no_exception, server,  # noqa: F401
+                              settle, track_runs)
 
 pytestmark = pytest.mark.browser
 VIEW = {"width": 1400, "height": 1200}
@@ -22,6 +23,7 @@ def open_app(browser, server):
     """A new browser context (its own Streamlit session) on the Design page, ready."""
     context = browser.new_context(viewport=VIEW)
     page = context.new_page()
+    track_runs(page)
     page.goto(server, wait_until="domcontentloaded")
     page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=LONG)
     settle(page, LONG)
