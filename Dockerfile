@@ -1,4 +1,5 @@
-# Kneepoint as a hosted team demo (README, "Hosting"):
+# Kneepoint as a hosted team demo (README, "Hosting"). Visitors never see a traceback
+# (STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none; app.py sets the same whenever KNEEPOINT_HOSTED is on).
 #   docker build -t kneepoint .
 #   docker run --rm -p 8501:8501 [-e KNEEPOINT_PASSWORD=...] kneepoint      -> http://localhost:8501
 # tests/test_container.py rebuilds this environment without Docker (a fresh virtualenv from requirements.txt,
@@ -10,6 +11,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     STREAMLIT_BROWSER_GATHER_USAGE_STATS=false \
+    STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=none \
     KNEEPOINT_HOSTED=1 \
     KNEEPOINT_DB=/tmp/kneepoint/kneepoint.duckdb
 

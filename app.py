@@ -5,9 +5,11 @@ import streamlit as st
 from engine.seedio import SeedError
 from engine.store import StoreError
 from ui import gate
-from ui.session import get_store, sidebar_store_info
+from ui.session import get_store, hide_error_details_when_hosted, sidebar_store_info
+from ui.text import md
 
 st.set_page_config(page_title="Kneepoint", page_icon=":material/insights:", layout="wide")
+hide_error_details_when_hosted()  # before any page can fail
 
 # URL paths differ from the file names on purpose: Streamlit's legacy router claims /<file stem> for
 # files in pages/ and would serve them without this entry script (no navigation, no sidebar).
@@ -31,7 +33,7 @@ if not unlocked:
 try:
     store = get_store()
 except (SeedError, StoreError, OSError) as e:  # bad seed row, unreadable file: say so, no trace
-    st.error(f"The profile database could not be opened: {e}")
+    st.error(f"The profile database could not be opened: {md(e)}")
     st.stop()
 sidebar_store_info(store)
 page.run()

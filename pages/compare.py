@@ -3,14 +3,17 @@
 import pandas as pd
 import streamlit as st
 
-from engine.compare import RESULTS, CompareError
+from engine.compare import RESULTS
 from engine.compare_charts import overlaid_curves, result_bars
+from engine.errors import KneepointError
 from engine.scenario import ScenarioError, load_scenario
-from engine.seed_presets import PresetError, presets
+from engine.seed_presets import presets
 from engine.urlstate import decode_many, encode_many
+from ui.choices import keep_choice
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
+from ui.text import md
 
 book = context().book
 st.title("Compare")
@@ -25,7 +28,7 @@ if "cmp_started" not in st.session_state:  # first run: a link's designs, if the
             for d in decode_many(token):
                 pin(load_scenario(d, book))
         except ScenarioError as e:
-            st.error(f"The designs in this link cannot be used: {e}")
+            st.error(f"The designs in this link cannot be used: {md(e)}")
 
 PRESETS = presets()
 c = st.columns([3, 1, 1, 1])
@@ -34,8 +37,8 @@ c[0].selectbox("Seed preset", list(PRESETS), format_func=lambda k: PRESETS[k].na
 if c[1].button("Load preset", key="cmp_load", help="replaces the pinned designs"):
     try:
         designs = preset_designs(st.session_state["cmp_preset"])
-    except (PresetError, ScenarioError, ValueError) as e:
-        st.error(f"This preset cannot be built: {e}")
+    except KneepointError as e:
+        st.error(f"This preset cannot be built: {md(e)}")
     else:
         clear_pins()
         for d in designs:
@@ -53,28 +56,32 @@ if not designs:
     st.stop()
 st.query_params["c"] = encode_many([load_scenario(d) for d in designs])
 
-names = [load_scenario(d).name for d in designs]
+names = [load_scenario(d).name for d in designs]  # unique: pin() numbers a repeated name
+# The options are the names themselves: a browser sends a selectbox's label, and after the pins change (a preset,
+# a removal) it may still send a label from the old list, which keep_choice then replaces.
 c = st.columns([2, 2])
-if st.session_state.get("cmp_baseline", 0) >= len(names):  # before the widget exists, so it may be set
-    st.session_state["cmp_baseline"] = 0
-c[0].selectbox("Baseline", list(range(len(names))), format_func=lambda i: names[i], key="cmp_baseline")
+keep_choice("cmp_baseline", names, names[0])
+c[0].selectbox("Baseline", names, key="cmp_baseline")
 
 
 def _drop() -> None:  # a callback may reset its own widget; the page body may not
-    i = st.session_state["cmp_drop"]
-    if i is not None:
-        unpin(i)
-        st.session_state["cmp_drop"] = None
-        st.session_state["cmp_baseline"] = 0
+    name = st.session_state["cmp_drop"]
+    if name in names:
+        unpin(names.index(name))
+    st.session_state["cmp_drop"] = None
+    if st.session_state.get("cmp_baseline") == name:
+        st.session_state["cmp_baseline"] = None  # the next run's keep_choice picks the first design
 
 
-c[1].selectbox("Remove a design", [None, *range(len(names))], key="cmp_drop", on_change=_drop,
-               format_func=lambda i: "-" if i is None else names[i])
+keep_choice("cmp_drop", [None, *names], None)
+c[1].selectbox("Remove a design", [None, *names], key="cmp_drop", on_change=_drop,
+               format_func=lambda name: "-" if name is None else name)
+baseline = names.index(st.session_state["cmp_baseline"])
 
 try:
-    cmp = compare_cached(designs, st.session_state["cmp_baseline"])
-except (CompareError, ScenarioError, ValueError) as e:
-    st.error(f"These designs cannot be compared: {e}")
+    cmp = compare_cached(designs, baseline)
+except KneepointError as e:
+    st.error(f"These designs cannot be compared: {md(e)}")
     st.stop()
 
 st.subheader("Inputs")
@@ -100,10 +107,7 @@ c[1].number_input("Seed", 0, 2**31 - 1, 0, key="cmp_sim_seed")
 sim_key = (tuple(designs), int(st.session_state["cmp_sim_n"]), int(st.session_state["cmp_sim_seed"]))
 if c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
                help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)"):
-    bar = st.progress(0.0, text="simulating...")
-    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(
-        designs, sim_key[1], sim_key[2], progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
-    bar.empty()
+    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(designs, sim_key[1], sim_key[2]))
 held = st.session_state.get("cmp_sim_result")
 sim = held[1] if held and held[0] == sim_key else None
 SIM_ROW = "SLA-bounded throughput, simulated (req/s)"
@@ -116,8 +120,8 @@ for i, name in enumerate(cmp.names):
         rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
                                     i == cmp.baseline)
 st.table(pd.DataFrame(rows))
-st.caption(f"Percentages are changes against the baseline, '{cmp.names[cmp.baseline]}'. Tail latency is at each "
-           "design's SLA percentile and offered load; cost at the SLA-bounded throughput."
+st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at "
+           "each design's SLA percentile and offered load; cost at the SLA-bounded throughput."
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")

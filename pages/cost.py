@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
-from engine.profiles import ProfileError
 from engine.views.cost import PRICE_FIELDS
 from ui.design_state import context
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
+from ui.text import md
 
 PRICE_LABEL = {"gpu_price_usd": "GPU price (USD each)", "server_price_usd": "Server price (USD each, no GPUs)",
                "dpu_price_usd": "DPU card price (USD each)", "nic_price_usd": "NIC price (USD each)"}
@@ -40,7 +41,7 @@ if getattr(base, "gpu", None) is None:
 
 defaults = defaults_cached(base)
 top = st.columns([4, 1])
-top[0].caption(f"Starting from '{base.name}': {base.gpu.count} x {base.gpu.sku}, preprocessing on "
+top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.sku}, preprocessing on "
                f"{base.preprocessing.device.value}, RPC path {base.rpc.preset.value}.")
 top[1].button("Reset", key="cost_reset", on_click=reset, args=("cost", book, to_widgets),
               help="back to the Design page's current design and the default prices")
@@ -60,8 +61,8 @@ if scenario is None:
 publish(scenario)
 try:
     view = cost_cached(scenario)
-except (ProfileError, ValueError) as e:
-    st.error(f"This design cannot be answered: {e}")
+except KneepointError as e:
+    st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 
 r = view.result
@@ -120,4 +121,4 @@ with st.expander("Every default and its source"):
     st.dataframe([{"input": k, "default": d.value, "unit": d.unit, "assumption": d.assumed, "source": d.source}
                   for k, d in view.defaults.items()], hide_index=True, key="cost_defaults")
     for note in view.notes:
-        st.markdown(f"- {note}")
+        st.markdown(f"- {md(note)}")

@@ -7,6 +7,7 @@ import streamlit as st
 from engine.catalog import LayoutError, addable, validate_layout
 from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
                                   utilization_bar)
+from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
@@ -16,6 +17,7 @@ from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arriv
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
 from ui.session import hosting
+from ui.text import md
 
 ctx = context()
 book = ctx.book
@@ -37,7 +39,7 @@ if "d_model" not in st.session_state:  # first run of this session: the link's s
         try:
             start = load_scenario(decode(token), book)
         except ScenarioError as e:
-            st.error(f"The scenario in this link cannot be used: {e}")
+            st.error(f"The scenario in this link cannot be used: {md(e)}")
     _apply(start)
 
 def _entries() -> list[str]:
@@ -152,17 +154,17 @@ with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False)
 try:
     scenario = load_scenario(from_widgets(dict(st.session_state)), book)
 except ScenarioError as e:
-    st.error(f"This design is not valid: {e}")
+    st.error(f"This design is not valid: {md(e)}")
     st.stop()
 st.query_params["s"] = encode(scenario)
 set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
-    st.toast(f"Pinned '{scenario.name}' ({pin(scenario)} pinned); open Compare to see them side by side.")
+    st.toast(f"Pinned '{md(scenario.name)}' ({pin(scenario)} pinned); open Compare to see them side by side.")
 
 try:
     result = evaluate_cached(scenario.to_json())
-except ValueError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
-    st.error(f"This design cannot be evaluated: {e}")
+except KneepointError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
+    st.error(f"This design cannot be evaluated: {md(e)}")
     st.stop()
 ev, curve = result["evaluation"], result["curve"]
 pct = ev["sla"]["percentile"]
@@ -177,7 +179,7 @@ m[4].metric(f"TCO ({ev['cost']['years']:g} years)", f"${ev['cost']['tco_usd']:,.
 m[5].metric("Queries per dollar", f"{ev['cost']['queries_per_usd']:,.0f}",
             help="at the SLA-bounded throughput over the cost period")
 if not ev["stable"]:
-    st.error(f"Unstable at the offered load: {ev['unstable_reason']}. Lower the load or add capacity.")
+    st.error(f"Unstable at the offered load: {md(ev['unstable_reason'])}. Lower the load or add capacity.")
 elif not ev["sla"]["met"]:
     st.warning(f"The p{pct:g} latency at the offered load misses the {ev['sla']['latency_ms']:g} ms SLA.")
 else:
@@ -200,14 +202,11 @@ c[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
 sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_state["d_sim_seed"]))
 if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
                f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
-    bar = st.progress(0.0, text="simulating...")
     try:
-        st.session_state["d_sim_result"] = (sim_key, simulate_cached(
-            sim_key[0], SIM_FRACTIONS, sim_key[1], sim_key[2],
-            progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}")))
-    except ValueError as e:  # SimError and friends name the problem
-        st.error(f"The simulation could not run: {e}")
-    bar.empty()
+        st.session_state["d_sim_result"] = (sim_key, simulate_cached(sim_key[0], SIM_FRACTIONS, sim_key[1],
+                                                                     sim_key[2]))
+    except KneepointError as e:  # SimError and friends name the problem
+        st.error(f"The simulation could not run: {md(e)}")
 held = st.session_state.get("d_sim_result")
 sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
 st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],
@@ -241,5 +240,5 @@ st.caption(f"Policy {ev['batching']['policy']}; Time_queue {ev['batching']['time
 st.dataframe(ev["partitions"], hide_index=True, key="d_parts")
 with st.expander("Notes and the scenario JSON"):
     for note in ev["notes"]:
-        st.markdown(f"- {note}")
+        st.markdown(f"- {md(note)}")
     st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")

@@ -5,16 +5,17 @@ import streamlit as st
 
 from engine.catalog import validate_layout
 from engine.design_charts import slot_diagram
-from engine.partition.pack import PackingError
+from engine.errors import KneepointError
 from engine.partition.study import seed_like_scenario
 from engine.partition_charts import batch_pdf, bounded_bars
-from engine.profiles import ProfileError
-from engine.scenario import ScenarioError, load_scenario
-from engine.urlstate import decode_view, encode_view
+from engine.scenario import load_scenario
+from engine.urlstate import encode_view
 from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
 from ui.scenarios import current_scenario
 from ui.session import get_book
+from ui.text import md
+from ui.viewlink import view_from_link
 
 book = get_book()
 st.title("Partitioning")
@@ -35,6 +36,17 @@ def _defaults() -> dict:
             "par_sla": 0.0, "par_pct": 95.0, "par_seed": 0, "par_alpha": 1.5, "par_n": 10_000}
 
 
+# The number boxes' ranges, declared once: the widgets use them and a link's values are checked against them.
+LIMITS = {"par_count": (1, 16), "par_gpcs": (0, 16 * 7), "par_mu": (-2.0, 6.0), "par_sigma": (0.05, 4.0),
+          "par_max": (1, 256), "par_sla": (0.0, 1e5), "par_pct": (50.0, 99.99), "par_seed": (0, 2**31 - 1),
+          "par_alpha": (1.0, 5.0), "par_n": (2_000, 200_000)}
+DISTRIBUTIONS = ["log-normal", "table"]
+
+
+def _rules() -> dict:
+    return {**LIMITS, "par_model": sorted(book.model_names), "par_gpu": MIG_GPUS, "par_dist": DISTRIBUTIONS}
+
+
 def _apply(values: dict) -> None:
     for k in KEYS:
         if k in values:
@@ -50,10 +62,10 @@ if "par_model" not in st.session_state:
     _apply(_defaults())
     token = st.query_params.get("p")
     if token:
-        try:
-            _apply(decode_view(token))
-        except ScenarioError as e:
-            st.error(f"The view in this link cannot be used: {e}")
+        values, problem = view_from_link(token, _defaults(), _rules())
+        _apply(values)
+        if problem:
+            st.error(f"The view in this link cannot be used: {md(problem)}")
 
 if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
     for k, v in _defaults().items():
@@ -62,24 +74,24 @@ if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop(
 c = st.columns([2, 2, 1, 1, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="par_model")
 c[1].selectbox("GPU", MIG_GPUS, key="par_gpu")
-c[2].number_input("GPUs", 1, 16, key="par_count")
-c[3].number_input("GPC budget (0 = all)", 0, 16 * 7, key="par_gpcs", help="compute slices PARIS may use")
+c[2].number_input("GPUs", *LIMITS["par_count"], key="par_count")
+c[3].number_input("GPC budget (0 = all)", *LIMITS["par_gpcs"], key="par_gpcs", help="compute slices PARIS may use")
 c[4].button("Reset", key="par_reset", on_click=_reset)
 c = st.columns([1.3, 1, 1, 1, 2, 1.6])
-c[0].radio("Batch sizes", ["log-normal", "table"], key="par_dist")
+c[0].radio("Batch sizes", DISTRIBUTIONS, key="par_dist")
 lognormal = st.session_state["par_dist"] == "log-normal"  # both kinds stay drawn so neither loses its values
-c[1].number_input("mu", -2.0, 6.0, key="par_mu", disabled=not lognormal,
+c[1].number_input("mu", *LIMITS["par_mu"], key="par_mu", disabled=not lognormal,
                   help="log-normal location of the query size (PARIS Sec V)")
-c[2].number_input("sigma", 0.05, 4.0, key="par_sigma", disabled=not lognormal)
-c[3].number_input("largest batch", 1, 256, key="par_max", disabled=not lognormal)
+c[2].number_input("sigma", *LIMITS["par_sigma"], key="par_sigma", disabled=not lognormal)
+c[3].number_input("largest batch", *LIMITS["par_max"], key="par_max", disabled=not lognormal)
 c[4].text_input("Table: size:probability, comma-separated", key="par_table", disabled=lognormal)
-c[5].number_input("SLA ms (0 = 1.5 x GPU(7) at the largest batch)", 0.0, 1e5, key="par_sla")
+c[5].number_input("SLA ms (0 = 1.5 x GPU(7) at the largest batch)", *LIMITS["par_sla"], key="par_sla")
 with st.expander("Tail percentile, random seed, simulation"):
     c = st.columns(4)
-    c[0].number_input("SLA percentile", 50.0, 99.99, key="par_pct")
-    c[1].number_input("Seed (random partition, simulation)", 0, 2**31 - 1, key="par_seed")
-    c[2].number_input("ELSA alpha (slack margin)", 1.0, 5.0, key="par_alpha")
-    c[3].number_input("Requests per simulated probe", 2_000, 200_000, step=2_000, key="par_n")
+    c[0].number_input("SLA percentile", *LIMITS["par_pct"], key="par_pct")
+    c[1].number_input("Seed (random partition, simulation)", *LIMITS["par_seed"], key="par_seed")
+    c[2].number_input("ELSA alpha (slack margin)", *LIMITS["par_alpha"], key="par_alpha")
+    c[3].number_input("Requests per simulated probe", *LIMITS["par_n"], step=2_000, key="par_n")
 st.query_params["p"] = encode_view({k: st.session_state[k] for k in KEYS})
 
 w = st.session_state
@@ -88,14 +100,14 @@ query = ({"kind": "lognormal", "mu": float(w["par_mu"]), "sigma": float(w["par_s
 try:
     base = load_scenario(seed_like_scenario(book, w["par_model"], w["par_gpu"], int(w["par_count"]), query,
                                             float(w["par_sla"]) or None, float(w["par_pct"])), book)
-except (ScenarioError, ProfileError, ValueError) as e:
-    st.error(f"These inputs are not valid: {e}")
+except KneepointError as e:
+    st.error(f"These inputs are not valid: {md(e)}")
     st.stop()
 max_gpcs = int(w["par_gpcs"]) or None
 try:
     study = study_cached(base.to_json(), max_gpcs, int(w["par_seed"]))
-except (PackingError, ProfileError, ScenarioError, ValueError) as e:
-    st.error(f"No partitioning can be planned: {e}")
+except KneepointError as e:
+    st.error(f"No partitioning can be planned: {md(e)}")
     st.stop()
 
 by = {r.policy: r for r in study.rows}
@@ -125,10 +137,8 @@ with c[1]:
     chart = st.empty()
     chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
     if st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim"):
-        bar = st.progress(0.0, text="simulating...")
-        sim = sim_cached(*sim_key, progress=lambda f: bar.progress(min(f, 1.0), text=f"simulating... {f:.0%}"))
+        sim = sim_cached(*sim_key)
         st.session_state["par_sim_result"] = (sim_key, sim)
-        bar.empty()
         chart.plotly_chart(bounded_bars(study, sim), key="par_bars_sim")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
@@ -142,7 +152,7 @@ table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" 
                            if s.policy == r.policy})} for r in study.rows])
 st.dataframe(table, hide_index=True, key="par_table_out")
 for name, why in study.skipped.items():
-    st.caption(f"{name}: {why}")
+    st.caption(f"{md(name)}: {md(why)}")
 
 st.subheader("Packed layouts")
 show = st.selectbox("Policy", [r.policy for r in study.rows], index=[r.policy for r in study.rows].index("paris")
@@ -151,4 +161,4 @@ gpu = book.catalog.gpu(study.sku)
 st.plotly_chart(slot_diagram(gpu, [validate_layout(gpu, lay) for lay in by[show].layouts]), key="par_slots")
 st.caption("Each GPU's MIG layout as placed: every instance sits at a start slot the MIG placement rules allow.")
 for note in by[show].notes:
-    st.caption(note)
+    st.caption(md(note))

@@ -2,14 +2,15 @@
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import (cores_needed_chart, decode_chart, dpu_sizing_chart, preprocessing_costs_chart,
                                 throughput_by_partitions)
-from engine.profiles import ProfileError
 from engine.views.preprocessing import DEVICE_LABEL
 from ui.design_form import CUSTOM, MIG, layout_choices
 from ui.design_form import to_widgets as design_widgets
 from ui.design_state import context
 from ui.page_state import preprocessing_cached, publish, reset, start, validate
+from ui.text import md
 
 AS_DESIGNED = "as on the Design page"
 book = context().book
@@ -47,7 +48,7 @@ if getattr(base, "gpu", None) is None:
     st.stop()
 
 top = st.columns([4, 1])
-top[0].caption(f"Starting from '{base.name}': {base.gpu.count} x {base.gpu.sku}, preprocessing on "
+top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.sku}, preprocessing on "
                f"{base.preprocessing.device.value}, {base.workload.arrival.rate_rps:,.0f} requests/s offered.")
 top[1].button("Reset", key="pp_reset", on_click=reset, args=("pp", book, to_widgets),
               help="back to the Design page's current design")
@@ -73,8 +74,8 @@ if scenario is None:
 publish(scenario)
 try:
     view = preprocessing_cached(scenario)
-except (ProfileError, ValueError) as e:
-    st.error(f"This design cannot be answered: {e}")
+except KneepointError as e:
+    st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 
 rows = view.scaling
@@ -88,7 +89,7 @@ m[2].metric("Cores to feed all partitions", f"{last.preprocessing_cores + last.r
 m[3].metric("CPU preprocessing cost", f"{view.cpu_costs[0].ms_per_item:.2f} ms/item" if view.cpu_costs else "none",
             help="per item per core, " + (view.cpu_costs[0].basis if view.cpu_costs else "no preprocessing"))
 for note in view.notes:
-    st.info(note)
+    st.info(md(note))
 
 st.subheader("Throughput as partitions are activated")
 st.plotly_chart(throughput_by_partitions(rows), key="pp_scaling")

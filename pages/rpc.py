@@ -4,12 +4,13 @@ import math
 
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.page_charts import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
-from engine.profiles import ProfileError
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset
+from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError
 from engine.views.rpc import BASELINE, LOAD_PERCENTILE
 from ui.design_state import context
 from ui.page_state import publish, reset, rpc_cached, start, validate
+from ui.text import md
 
 book = context().book
 st.title("RPC path")
@@ -33,7 +34,7 @@ def _components(text: str) -> dict:
             continue
         name, sep, value = part.partition("=")
         if not sep:
-            raise ValueError(f"rpc.components: {part.strip()!r} is not name=value")
+            raise ScenarioError(f"rpc.components: {part.strip()[:100]!r} is not name=value")
         value = value.strip()
         low = value.lower()
         if low in ("true", "false"):
@@ -66,7 +67,7 @@ if getattr(base, "gpu", None) is None:
     st.stop()
 
 top = st.columns([4, 1])
-top[0].caption(f"Starting from '{base.name}': {base.gpu.count} x {base.gpu.sku}. Each path is priced on this "
+top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.sku}. Each path is priced on this "
                "design's GPU and host; the chosen path keeps the design's component overrides.")
 top[1].button("Reset", key="rpc_reset", on_click=reset, args=("rpc", book, to_widgets),
               help="back to the Design page's current design")
@@ -85,8 +86,8 @@ c[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_co
 
 try:
     data = from_widgets(base, dict(st.session_state))
-except ValueError as e:
-    st.error(f"These inputs are not valid: {e}")
+except KneepointError as e:
+    st.error(f"These inputs are not valid: {md(e)}")
     st.stop()
 scenario = validate(data, book)
 if scenario is None:
@@ -94,8 +95,8 @@ if scenario is None:
 publish(scenario)
 try:
     view = rpc_cached(scenario)
-except (ProfileError, ValueError) as e:
-    st.error(f"This design cannot be answered: {e}")
+except KneepointError as e:
+    st.error(f"This design cannot be answered: {md(e)}")
     st.stop()
 
 mine = next(r for r in view.presets if r.this_design)
@@ -105,7 +106,7 @@ m[1].metric("RPC tax", f"{mine.rpc_tax_us:,.0f} us", help="E2E minus the model's
 m[2].metric("Host CPU per request", f"{mine.host_cpu_critical_us + mine.host_cpu_other_us:,.0f} us")
 m[3].metric("Capacity with this path", f"{mine.capacity_rps:,.0f} req/s", help=f"bottleneck: {mine.bottleneck}")
 for note in view.notes:
-    st.info(note)
+    st.info(md(note))
 
 st.subheader(f"Where a request's time goes: {view.model}")
 st.plotly_chart(rpc_breakdown_chart(view.presets), key="rpc_breakdown")

@@ -4,13 +4,14 @@ import json
 
 import streamlit as st
 
-from engine.profiles import ProfileError
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
-from engine.search import SearchError, frames
+from engine.errors import KneepointError
+from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
+from engine.search import frames
 from engine.search_charts import front_scatter
-from ui.scenarios import current_scenario, pin
+from ui.scenarios import current_scenario, link_problem, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
+from ui.text import md
 
 book = get_book()
 st.title("Search")
@@ -18,12 +19,15 @@ st.caption("Every combination of the alternatives below, around the design now o
            "analytically: the best design under the SLA by SLA-bounded throughput and by queries per dollar, the "
            "Pareto fronts, and the simulator's check of the top designs.")
 
+problem = link_problem(book)
+if problem:
+    st.error(f"The scenario in this link cannot be used: {md(problem)}")
 base = current_scenario(book)
 if base.gpu is None:
     st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
     st.stop()
 gpu = book.catalog.gpu(base.gpu.sku)
-st.markdown(f"**Around:** {base.name}: {base.model} on {base.gpu.count} x {base.gpu.sku}, "
+st.markdown(f"**Around:** {md(base.name)}: {base.model} on {base.gpu.count} x {base.gpu.sku}, "
             f"{base.workload.arrival.rate_rps:,.0f} req/s")
 
 LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
@@ -49,22 +53,19 @@ if w["srch_layouts"] == "every maximal MIG layout":
 space_json = json.dumps(space, sort_keys=True)
 try:
     size, per_axis = space_shape(space_json)
-except (SearchError, ScenarioError, ProfileError, ValueError) as e:
-    st.error(f"This search cannot run: {e}")
+except KneepointError as e:
+    st.error(f"This search cannot run: {md(e)}")
     st.stop()
 st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axis, ("GPU set-ups", "preprocessing",
            "RPC paths", "batching", "schedulers"))) + ").")
 
 key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):
-    bar = st.progress(0.0, text="searching...")
     try:
-        result = search_cached(space_json, key[1], progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
-    except (SearchError, ScenarioError, ProfileError, ValueError) as e:
-        bar.empty()
-        st.error(f"The search failed: {e}")
+        result = search_cached(space_json, key[1])
+    except KneepointError as e:
+        st.error(f"The search failed: {md(e)}")
         st.stop()
-    bar.empty()
     st.session_state["srch_result"] = (key, result)
 held = st.session_state.get("srch_result")
 if not held or held[0] != key:
@@ -81,7 +82,7 @@ for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded through
     else:
         r = result.designs[idx]
         col.metric(label, f"{r.sla_bounded_rps:,.0f} req/s" if "throughput" in label else f"{r.queries_per_usd:,.0f}")
-        col.caption(r.label)
+        col.caption(md(r.label))
 m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
 st.subheader("Best designs")
 st.dataframe(tables["best"], hide_index=True, key="srch_best")
@@ -104,4 +105,4 @@ if len(tables["confirmations"]):
 with st.expander(f"All {result.size:,} designs"):
     st.dataframe(tables["designs"], hide_index=True, key="srch_all")
 for note in result.notes:
-    st.caption(note)
+    st.caption(md(note))

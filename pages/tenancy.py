@@ -3,14 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from engine.profiles import ProfileError
-from engine.scenario import ScenarioError
-from engine.tenancy.errors import TenancyError
+from engine.errors import KneepointError
 from engine.tenancy_charts import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
-from engine.urlstate import decode_view, encode_view
+from engine.urlstate import encode_view
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached
+from ui.text import md
+from ui.viewlink import view_from_link
 
 book = get_book()
 st.title("Tenancy")
@@ -33,6 +33,16 @@ def _defaults() -> dict:
             "ten_fpga_ms": 0.0, "ten_cpu_ms": 0.0, "ten_sparsity": 0.6}
 
 
+# The number boxes' and slider's ranges, declared once: the widgets use them and a link's values are checked too.
+LIMITS = {"ten_batch": (1, 1024), "ten_deadline": (0.0, 1e5), "ten_rate": (0.0, 1e7), "ten_buffer": (0.0, 1e6),
+          "ten_fpga_ms": (0.0, 1e5), "ten_cpu_ms": (0.0, 1e5), "ten_sparsity": (0.0, 0.95)}
+
+
+def _rules() -> dict:
+    return {**LIMITS, "ten_model": sorted(book.model_names), "ten_mig_gpu": MIG_GPUS,
+            "ten_share_gpu": book.catalog.skus}
+
+
 def _apply(values: dict) -> None:
     for k in KEYS:
         if k in values:
@@ -48,10 +58,10 @@ if "ten_model" not in st.session_state:  # first run: the link's view, else from
     _apply(_defaults())
     token = st.query_params.get("t")
     if token:
-        try:
-            _apply({k: v for k, v in decode_view(token).items() if k in KEYS})
-        except ScenarioError as e:
-            st.error(f"The view in this link cannot be used: {e}")
+        values, problem = view_from_link(token, _defaults(), _rules())
+        _apply(values)
+        if problem:
+            st.error(f"The view in this link cannot be used: {md(problem)}")
 
 if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
     for k, v in _defaults().items():
@@ -69,10 +79,10 @@ if st.session_state.get("ten_within") not in within:
 st.selectbox("GPU% shares of", within, key="ten_within",
              help="MPS shares of the whole GPU, or of one MIG slice (MPS inside a MIG instance)")
 c = st.columns(5)
-c[0].number_input("Batch (items)", 1, 1024, key="ten_batch")
-c[1].number_input("Deadline (ms)", 0.0, 1e5, key="ten_deadline", help="latency bound for Multi-Model")
-c[2].number_input("Request rate (req/s)", 0.0, 1e7, key="ten_rate", help="to price a GPU% change")
-c[3].number_input("Buffer per instance (MB, 0 = estimate)", 0.0, 1e6, key="ten_buffer",
+c[0].number_input("Batch (items)", *LIMITS["ten_batch"], key="ten_batch")
+c[1].number_input("Deadline (ms)", *LIMITS["ten_deadline"], key="ten_deadline", help="latency bound for Multi-Model")
+c[2].number_input("Request rate (req/s)", *LIMITS["ten_rate"], key="ten_rate", help="to price a GPU% change")
+c[3].number_input("Buffer per instance (MB, 0 = estimate)", *LIMITS["ten_buffer"], key="ten_buffer",
                   help="CUDA context + workspace + activations of one instance; measure it (the GPU-primitives seed's "
                        "Table II measured figures are rows of data/seed/rpc_figures.csv)")
 c[4].toggle("Share weights (Param-Share)", key="ten_weights")
@@ -86,8 +96,8 @@ if st.session_state["ten_deadline"] <= 0:
 st.subheader(f"MIG: isolated instances on {st.session_state['ten_mig_gpu']}")
 try:
     rows = mig_cached(model, st.session_state["ten_mig_gpu"], batch)
-except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"MIG tenancy: {e}")
+except KneepointError as e:
+    st.error(f"MIG tenancy: {md(e)}")
 else:
     st.plotly_chart(mig_tenants(rows, batch), key="ten_mig_chart")
     st.caption(f"Each profile's instance limit per GPU (MIG User Guide) and one instance's mean latency for a batch "
@@ -101,8 +111,8 @@ try:
                          float(st.session_state["ten_rate"]) or None, st.session_state["ten_buffer"] or None,
                          bool(st.session_state["ten_weights"]),
                          None if st.session_state["ten_within"] == WHOLE_GPU else st.session_state["ten_within"])
-except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"GPU% sharing: {e}")
+except KneepointError as e:
+    st.error(f"GPU% sharing: {md(e)}")
     st.stop()
 k = ov.share.knee
 m = st.columns(4)
@@ -135,16 +145,18 @@ st.caption("Shares above 100% in total time-slice the GPU: each tenant's latency
 
 st.subheader("FPGA inference as a service (EIF): hardware threads as tenants")
 c = st.columns(3)
-c[0].number_input("FPGA time per request, dedicated (ms, 0 = use the GPU's)", 0.0, 1e5, key="ten_fpga_ms",
+c[0].number_input("FPGA time per request, dedicated (ms, 0 = use the GPU's)", *LIMITS["ten_fpga_ms"],
+                  key="ten_fpga_ms", format="%.3f")
+c[1].number_input("CPU time per request (ms, 0 = use the GPU's)", *LIMITS["ten_cpu_ms"], key="ten_cpu_ms",
                   format="%.3f")
-c[1].number_input("CPU time per request (ms, 0 = use the GPU's)", 0.0, 1e5, key="ten_cpu_ms", format="%.3f")
-c[2].slider("Model sparsity", 0.0, 0.95, key="ten_sparsity", help="fraction of zero weights; the seed measured "
-            "50-70%, outside which the slowdown fit holds its nearest value")
+c[2].slider("Model sparsity", *LIMITS["ten_sparsity"], key="ten_sparsity",
+            help="fraction of zero weights; the seed measured 50-70%, outside which the slowdown fit holds its nearest "
+                 "value")
 try:
     bv = backends_cached(model, st.session_state["ten_share_gpu"], st.session_state["ten_fpga_ms"] or None,
                          st.session_state["ten_cpu_ms"] or None, float(st.session_state["ten_sparsity"]))
-except (TenancyError, ProfileError, ValueError) as e:
-    st.error(f"FPGA and cold start: {e}")
+except KneepointError as e:
+    st.error(f"FPGA and cold start: {md(e)}")
 else:
     c = st.columns(2)
     with c[0]:
@@ -160,7 +172,7 @@ else:
                    "slice by slice and starts computing after the first slice; GPU and CPU load it whole first.")
     st.dataframe(bv.cold_start, hide_index=True, key="ten_cold_table")
     for note in bv.notes:
-        st.caption(note)
+        st.caption(md(note))
 
 st.subheader("Changing a GPU% share")
 r = ov.reconfiguration
@@ -169,4 +181,4 @@ st.caption(f"At {r.rate_rps:,.0f} req/s: restarting with the new share is down f
            f"instance loaded alongside (overlapped execution) switches in {r.switch_s * 1e6:g} us, so "
            f"{r.requests_saved:,.0f} fewer requests are lost or delayed.")
 for note in ov.notes:
-    st.caption(note)
+    st.caption(md(note))

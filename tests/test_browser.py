@@ -6,74 +6,12 @@ browser is a failure, because .ci/run installs it.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
-from tests.conftest import ROOT
+from tests.browserkit import (SHOTS, browser, close_not_found, metric, no_exception, server,  # noqa: F401 (fixtures)
+                              settle)
 
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = ROOT / "artifacts" / "screenshots"
 pytestmark = pytest.mark.browser
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing; .ci/run should have installed Debian's chromium")
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
-    port = _free_port()
-    env = dict(os.environ, KNEEPOINT_DB=str(tmp_path_factory.mktemp("db") / "k.duckdb"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail(f"streamlit did not become healthy: {proc.stdout.read()[-2000:]}")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
-
-
-def _no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    body = page.inner_text("body")
-    assert "Traceback" not in body and "Error:" not in body.split("\n")[0]
 
 
 def test_profiles_page_in_browser(server, browser):
@@ -87,7 +25,7 @@ def test_profiles_page_in_browser(server, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "profiles.png"), full_page=True)
     assert page.get_by_text("Profile database").first.is_visible()
-    _no_exception(page)
+    no_exception(page)
     page.close()
 
 
@@ -115,29 +53,9 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
         except Exception:
             page.screenshot(path=str(SHOTS / "import-failure.png"), full_page=True)
             raise
-    _no_exception(page)
+    no_exception(page)
     page.screenshot(path=str(SHOTS / "profiles-import.png"), full_page=True)
     page.close()
-
-
-def _close_not_found(page) -> None:
-    """Close Streamlit's 'Page not found' dialog, which the first deep link into a freshly started server shows
-    over the right page (streamlit/streamlit#9992, a known Streamlit issue with st.navigation); it would
-    intercept clicks."""
-    dialog = page.get_by_role("dialog").filter(has_text="Page not found")
-    if dialog.count():
-        page.keyboard.press("Escape")
-        dialog.wait_for(state="hidden", timeout=10_000)
-
-
-def _settle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished running the script (its 'Running...' status is gone)."""
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=timeout_ms)
-
-
-def _metric(page, label: str) -> str:
-    box = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return box.locator('[data-testid="stMetricValue"]').inner_text()
 
 
 def test_design_page_in_browser(server, browser):
@@ -146,9 +64,9 @@ def test_design_page_in_browser(server, browser):
     page.goto(server, wait_until="domcontentloaded")
     page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
-    before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
+    before = (metric(page, "Capacity"), metric(page, "Bottleneck"))
     assert before[1] == "host_cpu"
-    _settle(page)
+    settle(page)
     # another MIG layout: the headline follows
     layout = page.get_by_role("combobox", name="MIG layout", exact=False).first
     layout.click()
@@ -157,8 +75,8 @@ def test_design_page_in_browser(server, browser):
     page.wait_for_function(
         "c => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Capacity')"
         " && !m.innerText.includes(c))", arg=before[0], timeout=90_000)
-    _settle(page)
-    before = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
+    settle(page)
+    before = (metric(page, "Capacity"), metric(page, "Bottleneck"))
     page.get_by_text("Host, preprocessing and RPC path").click()
     box = page.get_by_role("combobox", name="Preprocessing device")
     box.wait_for(state="visible", timeout=30_000)
@@ -167,9 +85,9 @@ def test_design_page_in_browser(server, browser):
     page.wait_for_function(
         "b => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Bottleneck')"
         " && !m.innerText.includes(b))", arg=before[1], timeout=90_000)
-    after = (_metric(page, "Capacity"), _metric(page, "Bottleneck"))
+    after = (metric(page, "Capacity"), metric(page, "Bottleneck"))
     assert after != before and "s=" in page.url  # the scenario lives in the URL
-    _no_exception(page)
+    no_exception(page)
     page.screenshot(path=str(SHOTS / "design.png"), full_page=True)
     page.close()
 
@@ -179,24 +97,24 @@ def test_compare_page_in_browser(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     page.goto(server, wait_until="domcontentloaded")
     page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name="Pin for Compare").click()
-    _settle(page)
+    settle(page)
     name = page.get_by_label("Design name")
     name.fill("second design")
     name.press("Enter")
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name="Pin for Compare").click()
-    _settle(page)
+    settle(page)
     page.locator('[data-testid="stSidebarNav"]').get_by_text("Compare", exact=True).click()
     table = page.locator('[data-testid="stTable"]').nth(1)
     table.wait_for(state="visible", timeout=90_000)
-    _settle(page)
+    settle(page)
     text = table.inner_text()
     assert "ResNet-50 on 7 x 1g A100" in text and "second design" in text and "(baseline)" in text
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
     assert "c=" in page.url
-    _no_exception(page)
+    no_exception(page)
     page.screenshot(path=str(SHOTS / "compare.png"), full_page=True)
     page.close()
 
@@ -215,16 +133,16 @@ def test_each_page_shows_its_main_chart(server, browser, path, title, axis, pres
     page.goto(f"{server}/{path}", wait_until="domcontentloaded")
     page.get_by_role("heading", name=title).first.wait_for(state="visible", timeout=120_000)
     if press:
-        _settle(page, 180_000)
-        _close_not_found(page)
+        settle(page, 180_000)
+        close_not_found(page)
         page.get_by_role("button", name=press).click()
     chart = page.locator(".js-plotly-plot").first
     chart.wait_for(state="visible", timeout=120_000)
-    _settle(page, 180_000)
+    settle(page, 180_000)
     text = chart.inner_text()
     assert text.strip(), "the chart drew no text (no axis titles or legend)"
     if axis:
         assert axis in page.inner_text("body")
-    _no_exception(page)
+    no_exception(page)
     page.screenshot(path=str(SHOTS / f"{path}.png"), full_page=True)
     page.close()

@@ -48,7 +48,7 @@ def test_seed_presets_load_and_compare(compare, key):
     assert not compare.exception, compare.exception
     results = compare.table[1].value
     assert len(results.columns) == {"preba": 3, "splitrpc": 6}[key]
-    compare.selectbox(key="cmp_baseline").set_value(1).run()
+    compare.selectbox(key="cmp_baseline").select_index(1).run()  # options are the designs' names
     assert not compare.exception
     assert "(baseline)" in compare.table[1].value.iloc[0, 1]
 
@@ -64,8 +64,8 @@ def test_preba_preset_answers_its_question(compare):
 
 def test_remove_and_clear(compare):
     compare.button(key="cmp_load").click().run()
-    compare.selectbox(key="cmp_baseline").set_value(2).run()
-    compare.selectbox(key="cmp_drop").set_value(0).run()
+    compare.selectbox(key="cmp_baseline").select_index(2).run()
+    compare.selectbox(key="cmp_drop").select_index(1).run()  # option 0 is "-"
     assert not compare.exception, compare.exception
     assert len(compare.table[1].value.columns) == 2
     compare.button(key="cmp_clear").click().run()

@@ -7,6 +7,7 @@ import streamlit as st
 from engine.compare import compare, simulate_bounds
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
+from ui.compute import run_with_progress
 from ui.design_state import context_at
 from ui.session import get_store
 
@@ -32,12 +33,13 @@ def preset_designs(key: str) -> list[str]:
     return _preset(key, get_store().version())
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _simulated(designs: tuple[str, ...], n_requests: int, seed: int, version: tuple, _progress=None):
-    ctx = context_at(version)
-    return simulate_bounds([load_scenario(d, ctx.book) for d in designs], ctx, n_requests, seed, _progress)
+def simulate_cached(designs: list[str], n_requests: int, seed: int = 0):
+    """Simulated latency-bounded throughput of every design (engine.compare.simulate_bounds), computed once per
+    inputs for all sessions, with a progress bar."""
+    version = get_store().version()
 
+    def compute(progress):
+        ctx = context_at(version)
+        return simulate_bounds([load_scenario(d, ctx.book) for d in designs], ctx, n_requests, seed, progress)
 
-def simulate_cached(designs: list[str], n_requests: int, seed: int = 0, progress=None):
-    """Simulated latency-bounded throughput of every design (engine.compare.simulate_bounds)."""
-    return _simulated(tuple(designs), n_requests, seed, get_store().version(), _progress=progress)
+    return run_with_progress("compare-sim", (tuple(designs), n_requests, seed, version), compute, "simulating...")

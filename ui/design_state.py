@@ -7,6 +7,7 @@ import streamlit as st
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
 from engine.scenario import load_scenario
+from ui.compute import run_with_progress
 from ui.session import get_book, get_store
 
 
@@ -38,9 +39,8 @@ def evaluate_cached(scenario_json: str) -> dict:
     return evaluate_json(scenario_json, get_store().version())
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
 def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests: int, seed: int,
-               _progress=None) -> dict:
+               progress) -> dict:
     from engine.sim.sweep import sweep
 
     ctx = context_at(version)
@@ -48,7 +48,7 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     cap = capacity(design)[0]
     rates = [cap * f for f in fractions]
     # one process: forking a Streamlit server (threads, sockets) is not safe
-    runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=_progress)
+    runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=progress)
     key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's name for the SLA percentile
     points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
                "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
@@ -60,7 +60,11 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
             "requests": n_requests, "seed": seed}
 
 
-def simulate_cached(scenario_json: str, fractions: tuple, n_requests: int, seed: int = 0, progress=None) -> dict:
+def simulate_cached(scenario_json: str, fractions: tuple, n_requests: int, seed: int = 0) -> dict:
     """Simulated latency points at fractions of capacity (engine.sim.sweep), and the batch-size histogram
-    at the point nearest the offered load."""
-    return _simulated(scenario_json, get_store().version(), fractions, n_requests, seed, _progress=progress)
+    at the point nearest the offered load; computed once per inputs for all sessions, with a progress bar."""
+    version = get_store().version()
+    return run_with_progress(
+        "design-sim", (scenario_json, version, tuple(fractions), n_requests, seed),
+        lambda progress: _simulated(scenario_json, version, tuple(fractions), n_requests, seed, progress),
+        "simulating...")

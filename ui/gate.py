@@ -15,6 +15,7 @@ import streamlit as st
 
 from engine.hosting import HostingSettings, SettingsError
 from ui.session import hosting
+from ui.text import md
 
 _UNLOCKED = "_kneepoint_gate"  # session_state: digest of the password this session gave
 
@@ -45,7 +46,7 @@ def ask_password() -> None:
     try:
         settings = hosting()
     except SettingsError as e:
-        st.error(f"This deployment is not set up right, so the app stays closed: {e}.")
+        st.error(f"This deployment is not set up right, so the app stays closed: {md(e)}.")
         st.stop()
     st.title("Kneepoint")
     st.caption("This team demo is protected by a password. Ask the person who shared the link.")

@@ -20,6 +20,7 @@ from engine.views.rpc import RpcView, rpc_view
 from ui.design_state import context
 from ui.scenarios import current_scenario
 from ui.session import get_store
+from ui.text import md
 
 ToWidgets = Callable[[Scenario], dict]
 
@@ -45,7 +46,7 @@ def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
             try:
                 scenario = load_scenario(decode(token), book)
             except ScenarioError as e:
-                st.error(f"The scenario in this link cannot be used: {e}")
+                st.error(f"The scenario in this link cannot be used: {md(e)}")
         if getattr(scenario, "gpu", None) is None:
             return scenario
         _apply(page, scenario, to_widgets)
@@ -68,7 +69,7 @@ def validate(data: dict, book) -> Optional[Scenario]:
     try:
         return load_scenario(data, book)
     except ScenarioError as e:
-        st.error(f"These inputs are not valid: {e}")
+        st.error(f"These inputs are not valid: {md(e)}")
         return None
 
 

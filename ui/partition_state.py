@@ -6,6 +6,7 @@ import streamlit as st
 
 from engine.partition.study import partition_study, simulate_study
 from engine.scenario import load_scenario
+from ui.compute import run_with_progress
 from ui.design_state import context_at
 from ui.session import get_store
 
@@ -20,12 +21,15 @@ def study_cached(base_json: str, max_gpcs, seed: int):
     return _study(base_json, max_gpcs, seed, get_store().version())
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _sim(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float, version: tuple, _progress=None):
-    ctx = context_at(version)
-    study = _study(base_json, max_gpcs, seed, version)
-    return simulate_study(study, ctx, n_requests=n_requests, seed=seed, alpha=alpha, progress=_progress)
+def sim_cached(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float):
+    """engine.partition.study.simulate_study of the cached study, computed once per inputs for all sessions, with
+    a progress bar."""
+    version = get_store().version()
 
+    def compute(progress):
+        study = _study(base_json, max_gpcs, seed, version)
+        return simulate_study(study, context_at(version), n_requests=n_requests, seed=seed, alpha=alpha,
+                              progress=progress)
 
-def sim_cached(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float, progress=None):
-    return _sim(base_json, max_gpcs, seed, n_requests, alpha, get_store().version(), _progress=progress)
+    return run_with_progress("partition-sim", (base_json, max_gpcs, seed, n_requests, alpha, version), compute,
+                             "simulating...")

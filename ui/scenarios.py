@@ -7,6 +7,8 @@ scenario JSON (plain data), so they survive reruns and can be written into a rep
 
 from __future__ import annotations
 
+from typing import Optional
+
 import streamlit as st
 
 from engine.presets import DEFAULT_SCENARIO
@@ -33,6 +35,19 @@ def current_scenario(book) -> Scenario:
         except ScenarioError:
             pass  # the page that owns the link reports it; here fall back to the default
     return load_scenario(DEFAULT_SCENARIO, book)
+
+
+def link_problem(book) -> Optional[str]:
+    """Why this session's starting scenario could not come from the link (?s=), for a page that starts from
+    current_scenario to show; None when the session has a current design, there is no link, or it loads."""
+    token = st.query_params.get("s")
+    if st.session_state.get(_CURRENT) or not token:
+        return None
+    try:
+        load_scenario(decode(token), book)
+    except ScenarioError as e:
+        return str(e)
+    return None
 
 
 def pins() -> list[str]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.search import expand, parse_space, search
+from ui.compute import run_with_progress
 from ui.design_state import context_at
 from ui.session import get_book, get_store
+
+SIM_REQUESTS = 20_000  # per simulator check of a top design: tails within a few percent in about a second
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -21,12 +24,12 @@ def space_shape(space_json: str) -> tuple[int, tuple[int, ...]]:
     return _shape(space_json, get_store().version())
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _search(space_json: str, confirm_top: int, version: tuple, _progress=None):
+def search_cached(space_json: str, confirm_top: int):
+    """engine.search.search over the space (in this process), computed once per inputs for all sessions, with a
+    progress bar."""
+    version = get_store().version()
     # one process: forking a Streamlit server (threads, sockets) is not safe
-    return search(space_json, context_at(version), workers=1, progress=_progress, confirm_top=confirm_top,
-                  sim_requests=20_000)
-
-
-def search_cached(space_json: str, confirm_top: int, progress=None):
-    return _search(space_json, confirm_top, get_store().version(), _progress=progress)
+    return run_with_progress(
+        "search", (space_json, confirm_top, version),
+        lambda progress: search(space_json, context_at(version), workers=1, progress=progress,
+                                confirm_top=confirm_top, sim_requests=SIM_REQUESTS), "searching...")

@@ -15,8 +15,12 @@ from engine.hosting import SECRET_HOSTED, SECRET_PASSWORD, HostingSettings, Sett
 from engine.profiles import ProfileBook
 from engine.store import Store
 from engine.store.overlay import SessionOverlay
+from ui.text import md
 
 _OVERLAY = "_kneepoint_overlay"  # session_state key of this session's overlay (hosted mode)
+# Streamlit's client.showErrorDetails when hosted: an unexpected exception shows a generic message, its type,
+# message and trace go to the server log only (a trace shows code and paths to any visitor).
+HOSTED_ERROR_DETAILS = "none"
 
 
 def _secrets() -> dict:
@@ -34,6 +38,18 @@ def hosting() -> HostingSettings:
     """This deployment's hosting settings (engine.hosting), from st.secrets and the environment; SettingsError
     names a bad value."""
     return hosting_settings(secrets=_secrets())
+
+
+def hide_error_details_when_hosted() -> None:
+    """In hosted mode, visitors never see a traceback (client.showErrorDetails = HOSTED_ERROR_DETAILS); `make run`
+    keeps Streamlit's full details for development. Settings that cannot be read count as hosted: the gate then
+    keeps the app closed and says why."""
+    try:
+        hosted = hosting().hosted
+    except SettingsError:
+        hosted = True
+    if hosted:
+        st.set_option("client.showErrorDetails", HOSTED_ERROR_DETAILS)
 
 
 @st.cache_resource(show_spinner="Building the profile database from the seed tables...")
@@ -70,7 +86,7 @@ def sidebar_store_info(store: Store) -> None:
         st.caption("Profile database")
         st.code(str(store.path), language=None)
         if store.rebuilt_because:
-            st.caption(f"Built at start-up: {store.rebuilt_because}.")
+            st.caption(f"Built at start-up: {md(store.rebuilt_because)}.")
         if isinstance(store, SessionOverlay):
             st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
         counts = store.counts()

@@ -1,0 +1,236 @@
+"""Real user paths in a real browser (issue 17): every Simulate/Search/Run button pressed twice and once more in a
+second session (a second browser context), Compare after pin -> preset with every control, and the README
+walkthrough ("Answer a question in a few minutes") with its claims read from the page. Requests are kept small so
+the suite fits a busy machine; every wait is on the app's state (browserkit.act), never on time."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browserkit import (act, browser, close_not_found, metric, no_exception, server,  # noqa: F401
+                              settle, track_runs)
+
+pytestmark = pytest.mark.browser
+VIEW = {"width": 1400, "height": 1200}
+LONG = 180_000  # ms: a busy 2-core machine runs several suites at once
+
+
+# --------------------------------------------------------------------------- what a person does
+
+def open_app(browser, server):
+    """A new browser context (its own Streamlit session) on the Design page, ready."""
+    context = browser.new_context(viewport=VIEW)
+    page = context.new_page()
+    track_runs(page)
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=LONG)
+    settle(page, LONG)
+    close_not_found(page)
+    return page
+
+
+def go_to(page, title: str) -> None:
+    act(page, lambda: page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click())
+    page.get_by_role("heading", name=title).first.wait_for(state="visible", timeout=LONG)
+
+
+def choose(page, label: str, option: str) -> None:
+    page.get_by_role("combobox", name=label).click()
+    act(page, lambda: page.get_by_role("option", name=option, exact=True).click(timeout=60_000))
+
+
+def press(page, name: str) -> None:
+    act(page, lambda: page.get_by_role("button", name=name, exact=True).click())
+    no_exception(page)
+
+
+def fill(page, label: str, value: str) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(value)
+    act(page, lambda: box.press("Enter"))
+
+
+def expand(page, title: str) -> None:
+    page.get_by_text(title, exact=True).click()
+
+
+def shown(page, text: str) -> None:
+    page.get_by_text(text).first.wait_for(state="visible", timeout=LONG)
+
+
+def number(text: str) -> float:
+    return float(re.sub(r"[^0-9.]", "", text.split()[0]))
+
+
+def table_text(page, index: int) -> str:
+    return page.locator('[data-testid="stTable"]').nth(index).inner_text()
+
+
+# --------------------------------------------------------------------------- buttons twice, then a second session
+
+def _design(page) -> None:
+    fill(page, "Requests per simulated point", "2000")
+
+
+def _design_result(page) -> None:
+    shown(page, "Diamonds: simulated (2,000 requests per point")
+
+
+def _compare(page) -> None:
+    go_to(page, "Compare")
+    press(page, "Load preset")
+    fill(page, "Requests per simulated probe", "2000")
+
+
+def _compare_result(page) -> None:
+    shown(page, "SLA-bounded throughput, simulated (req/s)")
+
+
+def _partitioning(page) -> None:
+    go_to(page, "Partitioning")
+    fill(page, "GPUs", "1")
+    expand(page, "Tail percentile, random seed, simulation")
+    fill(page, "Requests per simulated probe", "2000")
+
+
+def _partitioning_result(page) -> None:
+    page.locator(".js-plotly-plot").filter(has_text="ELSA (simulated)").first.wait_for(state="visible", timeout=LONG)
+
+
+def _search(page) -> None:
+    go_to(page, "Search")
+    fill(page, "Designs the simulator checks", "1")
+
+
+def _search_result(page) -> None:
+    shown(page, "Simulator check of the top designs")
+    assert metric(page, "Designs evaluated") == "4"  # the current layout x the four preprocessing devices
+
+
+BUTTONS = [(_design, "Simulate points on the curve", _design_result),
+           (_compare, "Simulate latency-bounded throughput", _compare_result),
+           (_partitioning, "Simulate FIFS and ELSA (GPU(max), random, PARIS)", _partitioning_result),
+           (_search, "Run the search", _search_result)]
+
+
+@pytest.mark.parametrize("setup,button,result", BUTTONS, ids=["design", "compare", "partitioning", "search"])
+def test_each_run_button_twice_then_in_a_second_session(server, browser, setup, button, result):
+    for session in range(2):
+        page = open_app(browser, server)
+        setup(page)
+        for _ in range(2 if session == 0 else 1):  # the second session asks the same question once
+            press(page, button)
+            result(page)
+            no_exception(page)
+        page.context.close()
+
+
+# --------------------------------------------------------------------------- Compare: pin, then a preset
+
+def test_compare_after_pin_then_preset_every_control(server, browser):
+    page = open_app(browser, server)
+    fill(page, "Design name", "my own design")
+    press(page, "Pin for Compare")
+    go_to(page, "Compare")
+    assert "my own design" in table_text(page, 1)
+    press(page, "Load preset")  # replaces the pins: the baseline box still holds the old name in the browser
+    results = table_text(page, 1)
+    assert "my own design" not in results and "CPU preprocessing" in results
+    press(page, "Pin current design")
+    assert "my own design" in table_text(page, 1)
+    choose(page, "Baseline", "my own design")
+    assert re.search(r"\(baseline\)", table_text(page, 1))
+    assert "against the baseline, 'my own design'" in page.inner_text("body")
+    choose(page, "Remove a design", "my own design")  # the baseline goes: the first design takes over
+    assert "my own design" not in table_text(page, 1)
+    no_exception(page)
+    fill(page, "Requests per simulated probe", "2000")
+    press(page, "Simulate latency-bounded throughput")
+    _compare_result(page)
+    press(page, "Load preset")
+    press(page, "Clear")
+    shown(page, "No designs pinned yet")
+    no_exception(page)
+    page.context.close()
+
+
+# --------------------------------------------------------------------------- the README walkthrough
+
+def test_readme_walkthrough(server, browser):
+    """README, "Answer a question in a few minutes", steps 1-5, each claim read from the page."""
+    page = open_app(browser, server)
+    # 1. the Design page opens on the question: CPU-bound, the SLA missed
+    assert metric(page, "Bottleneck") == "host_cpu"
+    shown(page, "misses the 15 ms SLA")
+    assert number(metric(page, "SLA-bounded throughput")) == 0
+    cpu_capacity = number(metric(page, "Capacity"))
+    # 2. preprocessing on the DPU: the bottleneck leaves the host CPU and the SLA is met. It moves to the DPU
+    #    itself (8 compute units by default), not to the GPU as the README says.
+    expand(page, "Host, preprocessing and RPC path")
+    choose(page, "Preprocessing device", "dpu")
+    assert metric(page, "Bottleneck") == "preprocess:dpu"
+    shown(page, "Meets the p99 15 ms SLA at 3,000 req/s")
+    assert number(metric(page, "Capacity")) > 2 * cpu_capacity
+    press(page, "Pin for Compare")
+    page.get_by_role("combobox", name="MIG layout", exact=False).first.click()
+    page.keyboard.type("4g.40gb@0 + 3g.40gb@4")  # another layout from the list, filtered as a person would
+    act(page, lambda: page.get_by_role("option", name="4g.40gb@0 + 3g.40gb@4", exact=True).click(timeout=60_000))
+    fill(page, "Design name", "4g + 3g with a DPU")
+    press(page, "Pin for Compare")
+    # 3. Compare: the pinned designs side by side with deltas; the PREBA preset; Simulate confirms the tails
+    go_to(page, "Compare")
+    results = table_text(page, 1)
+    assert "4g + 3g with a DPU" in results and "(baseline)" in results and "%" in results
+    assert page.locator(".js-plotly-plot").count() >= 2  # overlaid curves and the grouped bars
+    press(page, "Load preset")
+    results = table_text(page, 1)
+    assert "CPU preprocessing" in results and "DPU preprocessing" in results and "ideal" in results
+    fill(page, "Requests per simulated probe", "2000")
+    press(page, "Simulate latency-bounded throughput")
+    _compare_result(page)
+    # 4. Search over every maximal MIG layout and all four preprocessing devices
+    go_to(page, "Search")
+    act(page, lambda: page.get_by_text("every maximal MIG layout", exact=True).click())
+    fill(page, "Designs the simulator checks", "1")
+    press(page, "Run the search")
+    shown(page, "Simulator check of the top designs")
+    assert number(metric(page, "Best SLA-bounded throughput")) > 0 and number(metric(page, "Best queries per USD")) > 0
+    assert page.locator(".js-plotly-plot").count() >= 2  # the two Pareto fronts
+    # 5. Partitioning: PARIS's heterogeneous layout, packed; Report exports it
+    go_to(page, "Partitioning")
+    shown(page, "PARIS partition")
+    page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=LONG)
+    go_to(page, "Report")
+    page.get_by_role("button", name=re.compile("Download", re.I)).first.wait_for(state="visible", timeout=LONG)
+    no_exception(page)
+    page.context.close()
+
+
+# --------------------------------------------------------------------------- a crafted link's name is text
+
+NAME = "![x](http://example.invalid/a.png) <img src=x>"
+
+
+@pytest.mark.parametrize("path,param", [("design-search", "s"), ("compare-designs", "c"), ("cost-model", "s")])
+def test_a_crafted_name_fetches_nothing_and_reads_as_typed(server, browser, path, param):
+    from engine.presets import DEFAULT_SCENARIO
+    from engine.scenario import load_scenario
+    from engine.urlstate import encode, encode_many
+
+    scenario = load_scenario({**DEFAULT_SCENARIO, "name": NAME})
+    token = encode_many([scenario]) if param == "c" else encode(scenario)
+    context = browser.new_context(viewport=VIEW)
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url) if "example.invalid" in request.url else None)
+    page.goto(f"{server}/{path}?{param}={token}", wait_until="domcontentloaded")
+    close_not_found(page)
+    shown(page, NAME)  # the name, exactly as typed
+    settle(page, LONG)
+    sources = page.locator("img").evaluate_all("images => images.map(i => i.getAttribute('src') || '')")
+    external = [s for s in sources if not (s.startswith(("data:", "/", server)) or s.startswith("./"))]
+    assert not external and not fetched, (external, fetched)
+    no_exception(page)
+    context.close()
