@@ -115,3 +115,40 @@ def gg_c_wait(lam: float, mean_s: float, c: float, ca2: float, cs2: float, p: fl
     wq = allen_cunneen_wait(lam, mean_s, c, ca2, cs2)
     # the exponential tail keeps its M/M/c shape but is stretched by the variability factor
     return wq, wait_quantile(wq, pw, p), pw
+
+
+def mmc_sojourn_survival(t: float, lam: float, mu: float, c: int) -> float:
+    """P(T > t) of the M/M/c (FIFO) sojourn time T = W + S, t in s, rates in 1/s.
+
+    The wait W is 0 with probability 1 - C and otherwise exponential with rate theta = c mu - lambda
+    (C = Erlang C); the service S is exponential with rate mu, independent of W. Hence
+    P(T > t) = (1 - C) e^(-mu t) + C P(W' + S > t), the hypoexponential survival
+    P(W' + S > t) = (theta e^(-mu t) - mu e^(-theta t)) / (theta - mu), or (1 + mu t) e^(-mu t) when
+    theta = mu (Gross and Harris, Fundamentals of Queueing Theory, 4th ed., section 2.3, the sojourn-time
+    distribution of M/M/c; Kleinrock, Queueing Systems Vol. 1, section 3.5).
+    """
+    if lam >= c * mu:
+        return 1.0
+    pw = erlang_c(c, lam / mu)
+    theta = c * mu - lam
+    if abs(theta - mu) < 1e-12 * mu:
+        both = (1 + mu * t) * math.exp(-mu * t)
+    else:
+        both = (theta * math.exp(-mu * t) - mu * math.exp(-theta * t)) / (theta - mu)
+    return (1 - pw) * math.exp(-mu * t) + pw * both
+
+
+def mmc_sojourn_quantile(lam: float, mu: float, c: int, p: float) -> float:
+    """p-quantile (s) of the M/M/c sojourn time: mmc_sojourn_survival(t) = 1 - p, solved by bisection
+    (the survival is continuous and decreasing, so to 1e-12 relative in 200 halvings at most)."""
+    if lam >= c * mu:
+        return math.inf
+    lo, hi = 0.0, 1.0 / mu
+    while mmc_sojourn_survival(hi, lam, mu, c) > 1 - p:
+        hi *= 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if mmc_sojourn_survival(mid, lam, mu, c) > 1 - p else (lo, mid)
+        if hi - lo <= 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
