@@ -28,8 +28,8 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import GpuSide
-from engine.analytic.queueing import gg_c_wait
+from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
+from engine.analytic.queueing import gg_c_wait, timeout_batch_wait
 from engine.scenario import BatchingPolicy, SchedulerPolicy
 from engine.stages import StageCost
 
@@ -206,7 +206,6 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     svc = np.array([svc_t[k] for k in kinds])
     b_mean = float(np.dot(share_t, bt))
     svc_mean = float(np.dot(share_t, svc_t))
-    svc_q = float(max(pt.tail(x) for x, pt in zip(bt, reps)))
     form = min(tq, (b_mean - 1) / lam_i) if lam_i > 0 else 0.0  # time to gather a batch (uniform wait 0..form)
     # every instance busy: wait for the next to free up, plus the queue that builds as the load approaches
     # what full batches can carry (G/G/c on full batches, which grows without bound at capacity)
@@ -224,15 +223,99 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     else:
         lam_b = lam_i / b_mean
         batch_rates = rates / np.array(b)
-        wq, wqq = _queue(scheduler, lam_b, n, svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, share, p)
+        if tq > 0 and scheduler != SchedulerPolicy.ROUND_ROBIN:
+            # a timer releases each batch and latecomers join a waiting batch: batches never queue behind
+            # one another, so a G/G/c queue of batches (which nears saturation with the instances) overstates
+            # the wait 5-10x at 85 % load on one instance
+            wq, wqq = timeout_batch_wait(svc_mean, _service_sigma(reps, bt, share_t, p), n, tq, lam, p)
+            # near capacity waiting batches fill to Batch_max and the next one opens behind them: the queue of
+            # full batches (G/G/c, as in the saturated regime) takes over
+            wq, wqq = max(wq, w_full), max(wqq, w_full_q)
+        else:
+            wq, wqq = _queue(scheduler, lam_b, n, svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, share, p)
         # near saturation a batcher takes everything waiting when an instance frees, so the wait never
         # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
         if wq > busy_wait:
             wq, wqq = busy_wait, busy_q
+    # a request sees its batch's service time with its batch drawn size-biased (larger batches hold more
+    # requests): the request-weighted mean, not the mean over batches
+    svc_req = float(np.dot(share_t, [request_weighted_service(pt, x) for pt, x in zip(reps, bt)]))
+    svc_q = request_service_quantile(list(zip(reps, bt, share_t)), p)
     return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
-                    partition_utilization=utils, batching_wait_mean_s=form / 2, batching_wait_q_s=p * form,
-                    queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_mean, service_q_s=svc_q,
-                    saturated=saturated)
+                    partition_utilization=utils, batching_wait_mean_s=gather_wait_mean(form, b_mean),
+                    batching_wait_q_s=p * form, queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_req,
+                    service_q_s=svc_q, saturated=saturated)
+
+
+def gather_wait_mean(form: float, b_mean: float) -> float:
+    """Mean wait (s) of a request while its batch gathers: the batch's first request waits the whole gathering
+    time `form`, the b - 1 later ones (Poisson arrivals, so uniform over it) form / 2 on average:
+    (form + (b - 1) form / 2) / b = form (b + 1) / (2 b)."""
+    if b_mean <= 1 or form <= 0:
+        return 0.0
+    return form * (b_mean + 1) / (2 * b_mean)
+
+
+def batch_size_pmf(b_mean: float, cap: int) -> np.ndarray:
+    """P(batch = k), k = 1..cap: one request that opens the batch plus a Poisson number of others with mean
+    b_mean - 1 (Poisson arrivals over a fixed gathering time), the mass beyond cap at cap."""
+    from scipy.stats import poisson
+
+    k = np.arange(cap)
+    pmf = poisson.pmf(k, max(b_mean - 1.0, 0.0))
+    pmf[-1] += max(0.0, 1.0 - float(pmf.sum()))
+    return pmf
+
+
+def request_service_quantile(mix: list, p: float) -> float:
+    """p-quantile (s) of the service time of the batch a random request is in, over (partition, mean batch,
+    share of requests) triples: the mixture over partitions (by share) and batch sizes k (size-biased,
+    weights k P(k) from batch_size_pmf) of log-normal batch times with mean t(k) and p-quantile tail(k)
+    (the partitions' tables), solved by bisection on the mixture's survival function."""
+    from scipy.special import ndtr
+
+    z = NormalDist().inv_cdf(p)
+    weights, means, sigmas = [], [], []
+    for part, b_mean, share in mix:
+        cap = max(1, int(part.max_batch))
+        pmf = batch_size_pmf(b_mean, cap) if b_mean > 1 and cap > 1 else np.eye(1, cap, 0)[0]
+        sizes = np.arange(1, cap + 1)
+        weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)))
+        means.append([part.service(k) for k in sizes])
+        sigmas.append([lognormal_sigma_for_ratio(part.tail(k) / part.service(k), z) for k in sizes])
+    weight, mean, sigma = (np.concatenate(x).astype(float) for x in (weights, means, sigmas))
+    keep = weight > 1e-12
+    weight, mean, sigma = weight[keep] / weight[keep].sum(), mean[keep], sigma[keep]
+
+    def exceed(t: float) -> float:
+        return float(np.dot(weight, ndtr(-(np.log(t / mean) + sigma ** 2 / 2) / sigma)))
+
+    lo, hi = float(mean.min()), float(np.max(mean * np.exp(sigma * (z + 4))))
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if exceed(mid) > 1 - p else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def request_weighted_service(part, b_mean: float) -> float:
+    """Mean service time (s) of the batch a random request is in: sum_k k P(k) t(k) / sum_k k P(k), the
+    size-biased batch (inspection paradox; Feller, An Introduction to Probability Theory Vol. II, section
+    I.4), with the batch-size pmf of batch_size_pmf capped at the partition's Batch_max."""
+    cap = max(1, int(part.max_batch))
+    if b_mean <= 1 or cap == 1:
+        return part.service(b_mean)
+    pmf = batch_size_pmf(b_mean, cap)
+    sizes = np.arange(1, cap + 1)
+    times = np.array([part.service(k) for k in sizes])
+    return float(np.dot(sizes * pmf, times) / np.dot(sizes, pmf))
+
+
+def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float:
+    """Log-sd of the batch service time from the partitions' tail-to-mean ratios at their batches (the
+    simulator draws a batch's time log-normal; a variable-length model's tail holds its lengths' spread)."""
+    z = NormalDist().inv_cdf(p)
+    ratio = float(np.dot(share_t, [pt.tail(x) / pt.service(x) for pt, x in zip(reps, bt)]))
+    return lognormal_sigma_for_ratio(ratio, z)
 
 
 def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple[float, float]:
