@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.analytic import Context
-from engine.analytic.queueing import timeout_batch_wait
+from engine.analytic.queueing import bulk_service_queue, timeout_batch_wait
 from engine.analytic.rates import batch_size_pmf, gather_wait_mean, request_weighted_service
 from engine.sim.compare import variable_grid, compare
 
@@ -35,8 +35,10 @@ def test_timeout_batch_wait_on_one_instance_with_fixed_service():
 
 
 class _Linear:
-    """A partition whose batch of b takes 10 + 2 b ms."""
+    """A partition whose batch of b takes 10 + 2 b ms (the tables a Partition carries)."""
     max_batch = 16
+    mean_s = 0.010 + 0.002 * np.arange(1, 17)
+    tail_s = mean_s * 1.1
 
     def service(self, b):
         return 0.010 + 0.002 * min(b, 16)
@@ -49,6 +51,36 @@ def test_request_weighted_service_is_the_size_biased_mean():
     assert request_weighted_service(_Linear(), 4.0) == pytest.approx(mc, rel=2e-3)
     assert request_weighted_service(_Linear(), 4.0) > _Linear().service(4.0)  # larger batches hold more requests
     assert batch_size_pmf(4.0, 16).sum() == pytest.approx(1.0)
+
+
+def test_bulk_service_queue_with_batches_of_one_is_md1():
+    # Batch_max 1 and (nearly) fixed service: M/D/1, Wq = rho d / (2 (1 - rho))
+    q = bulk_service_queue(80.0, np.array([0.01]), np.array([1e-6]))
+    assert q["wait_mean"] == pytest.approx(0.8 * 0.01 / (2 * 0.2), rel=1e-4)
+    assert q["p_wait"] == pytest.approx(0.8, rel=1e-6) and q["batch_pmf"].tolist() == [1.0]
+
+
+def test_bulk_service_queue_against_a_direct_simulation():
+    # one server taking up to 4 waiting requests, service 10, 16, 20, 22 ms by batch (log-sd 0.2), 150 req/s
+    means, sigma, lam = np.array([0.010, 0.016, 0.020, 0.022]), 0.2, 150.0
+    q = bulk_service_queue(lam, means, np.full(4, sigma))
+    rng = np.random.default_rng(2)
+    n = 200_000
+    arrival = np.cumsum(rng.exponential(1 / lam, n))
+    jitter = np.exp(sigma * rng.standard_normal(n) - sigma ** 2 / 2)
+    start = np.empty(n)
+    free, i, batches = 0.0, 0, []
+    while i < n:
+        t = max(free, arrival[i])
+        j = min(int(np.searchsorted(arrival, t, side="right")), i + 4)
+        start[i:j] = t
+        free = t + means[j - i - 1] * jitter[len(batches)]
+        batches.append(j - i)
+        i = j
+    wait = (start - arrival)[n // 10:]
+    assert q["wait_mean"] == pytest.approx(wait.mean(), rel=0.05)
+    sim_pmf = np.bincount(batches, minlength=5)[1:] / len(batches)
+    np.testing.assert_allclose(q["batch_pmf"], sim_pmf, atol=0.01)
 
 
 @pytest.fixture(scope="module")
