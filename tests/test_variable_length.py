@@ -91,7 +91,7 @@ def test_members_per_batch_counts_requests_not_items(ctx):
 @pytest.mark.parametrize("scenario,held", [(BERT, 147.7), (JASPER, 288.8)], ids=["bert-large", "jasper"])
 def test_analytic_capacity_within_5_percent_of_what_the_simulator_holds(ctx, scenario, held):
     # held: the highest rate a 30k-request run (seed 3) holds without queue growth, by bisection
-    # (python -m engine.sim.compare --variable --capacity); before the fix the analytic capacity was 11 % (BERT)
+    # (python -m engine.sim.compare --models variable --capacity); before the fix the analytic capacity was 11 % (BERT)
     # and 9 % (Jasper) below it
     cap = capacity(build_design(load_scenario(scenario, ctx.book), ctx))[0]
     assert abs(cap / held - 1) < 0.05

@@ -252,3 +252,37 @@ def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_st
     batch_pmf = np.bincount(b_of - 1, weights=pi, minlength=cap)
     idle = float(pi[0] / lam) / cycle
     return {"batch_pmf": batch_pmf, "wait_mean": waiting / cycle / lam, "p_wait": 1.0 - idle, "stable": True}
+
+
+def mg1_wait_quantile(lam: float, service: np.ndarray, weight: np.ndarray, p: float) -> float:
+    """p-quantile (s) of the M/G/1 wait in queue by the Cramer-Lundberg approximation, for a service time
+    given as a discrete law (values `service` in s with probabilities `weight`).
+
+    P(W > t) ~ C exp(-eta t), with eta > 0 the root of lam (E[exp(eta S)] - 1) = eta and
+    C = (1 - rho) / (lam E[S exp(eta S)] - 1) (Asmussen, Applied Probability and Queues, 2nd ed., 2003,
+    section XIII.5; exact for M/M/1, where C = rho and eta = mu - lambda). Unlike an exponential tail fitted
+    to the mean wait, it keeps the light tail of low-variability service (M/D/1 at rho 0.3 decays about
+    1.5 times faster than that fit says).
+    """
+    from scipy.optimize import brentq
+
+    service, weight = np.asarray(service, dtype=float), np.asarray(weight, dtype=float)
+    weight = weight / weight.sum()
+    rho = lam * float(np.dot(weight, service))
+    if rho >= 1:
+        return math.inf
+    if rho <= 0:
+        return 0.0
+
+    def balance(eta: float) -> float:
+        return lam * (float(np.dot(weight, np.exp(eta * service))) - 1) - eta
+
+    hi = 1.0 / float(service.max())
+    while balance(hi) <= 0:
+        hi *= 2
+    eta = brentq(balance, hi / 2 if balance(hi / 2) < 0 else 1e-12 / float(service.max()), hi, xtol=1e-14,
+                 rtol=1e-12)
+    c = (1 - rho) / (lam * float(np.dot(weight, service * np.exp(eta * service))) - 1)
+    if c <= 1 - p:
+        return 0.0
+    return math.log(c / (1 - p)) / eta
