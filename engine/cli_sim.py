@@ -152,6 +152,10 @@ def _simulate(args: argparse.Namespace) -> int:
         res = simulate_design(design, n, rate=args.rate, progress=bar, **kw)
     out = res.to_dict()
     if args.json:
+        from engine.sim.stats import wait_percentiles
+
+        # the time spent waiting (not served), beside the sojourn percentiles in latency_ms
+        out["wait_ms"] = wait_percentiles(res.records.columns, res.records.measured_from, design.sla_percentile)
         print(json.dumps(out, indent=1))
         return 0
     _print(scenario, out)

@@ -84,11 +84,13 @@ def test_duckdb_and_numpy_percentiles_agree(ctx, design, rate):
     assert a.ci["p99"] == pytest.approx(b.ci["p99"], rel=1e-9)
 
 
-def test_overload_stops_at_its_bound_and_reports_growth(ctx, design):
+def test_overload_is_judged_from_the_run_and_reports_growth(ctx, design):
     cap = capacity(design)[0]
     r = simulate_design(design, 20_000, seed=1, rate=1.3 * cap, ctx=ctx)
     assert not r.stable
-    assert "utilisation 1.30 >= 1" in r.unstable_reason and "grew" in r.unstable_reason
+    # the run's own tests tripped (not the analytic capacity), and it never claims to have stopped early
+    assert "queue growth" in r.unstable_reason and "throughput" in r.unstable_reason
+    assert "stopped" not in r.unstable_reason
     assert r.queue_growth_rps == pytest.approx(0.3 * cap, rel=0.25)
 
 

@@ -7,11 +7,13 @@ design and reused at every rate of a sweep or bisection (engine.analytic.rates).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
@@ -37,6 +39,9 @@ class Partition(BaseModel):
     knee_time_s: float
     mean_s: np.ndarray  # index b-1 -> mean batch service time (s), b = 1..curve max
     tail_s: np.ndarray  # same, at the scenario's SLA percentile
+    # log-sd of the run-to-run jitter of a batch at a given input length (the simulator's draw); None: derive it
+    # from tail_s / mean_s, which for a fixed-size model hold nothing else (engine.sim.service)
+    jitter_sigma: Optional[float] = None
 
     def service(self, b: float) -> float:
         """Mean service time (s) of a batch of b items, linear between integer batches."""
@@ -97,11 +102,11 @@ def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str
 
 
 def effective_length(scenario: Scenario, lengths: list[float]) -> Optional[float]:
-    """The input length the analytic model prices a batch at (its longest member's expected length).
+    """The design length of a variable-length model: its knee, memory limit and preprocessing are read there.
 
-    A batch costs as its longest member (DESIGN.md section 5); the analytic model
-    uses the distribution's 90th percentile as that expected maximum, clipped to
-    the profiled lengths. Fixed-size models have no length.
+    The distribution's 90th percentile, clipped to the profiled lengths (a conservative length for the
+    knee and the memory limit). Batch service times are not priced here but by the expected longest
+    member of each batch size (padded_tables). Fixed-size models have no length.
     """
     if not lengths:
         return None
@@ -113,6 +118,57 @@ def effective_length(scenario: Scenario, lengths: list[float]) -> Optional[float
     else:
         value = math.exp(spec.mu + 1.2816 * spec.sigma)
     return float(min(max(value, lengths[0]), lengths[-1]))
+
+
+def lognormal_sigma_for_ratio(ratio: float, z: float) -> float:
+    """Log-normal sigma (mean 1) whose quantile at standard-normal score z is `ratio`: the small root of
+    exp(z s - s^2 / 2) = ratio (log-normal quantile, Johnson, Kotz and Balakrishnan, Continuous Univariate
+    Distributions Vol. 1, ch. 14); a cv of 5 % (engine.profiles.tails) when the ratio says nothing."""
+    if ratio <= 1.0 or z <= 0:
+        return math.sqrt(math.log1p(0.05 ** 2))
+    disc = z * z - 2 * math.log(ratio)
+    return z - math.sqrt(disc) if disc > 0 else z
+
+
+def length_rows(book: ProfileBook, scenario: Scenario, partition: str, lengths: list[float]) -> list[np.ndarray]:
+    """Mean batch service time (s, index b-1) at every profiled length: the simulator's price of a batch at
+    its longest input (interpolated between these rows) and the analytic engine's (padded_tables)."""
+    rows = []
+    for length in lengths:
+        curve = book.curve(scenario.model, scenario.gpu.sku, partition, scenario.precision, input_len=length)
+        limit = book.memory_limit(scenario.model, scenario.gpu.sku, partition, length)
+        rows.append(curve.mean(curve.grid(limit if limit is not None and limit >= 1 else None)))
+    return rows
+
+
+def members_per_batch(scenario: Scenario, batches: np.ndarray) -> np.ndarray:
+    """Requests in a batch of b items: b / (mean items per query), at least 1; one without batching."""
+    from engine.analytic.design import query_size_pmf
+
+    if scenario.batching.policy == BatchingPolicy.NONE:
+        return np.ones(len(batches))
+    pmf = query_size_pmf(scenario)
+    q_mean = float(np.dot(np.arange(1, len(pmf) + 1), pmf))
+    return np.maximum(1.0, np.asarray(batches, dtype=float) / q_mean)
+
+
+def padded_tables(scenario: Scenario, book: ProfileBook, partition: str, lengths: list[float], grid: np.ndarray,
+                  jitter_sigma: float, percentile: float) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, p-quantile) batch service times (s) over `grid`, each batch padded to its longest member.
+
+    A batch costs as its longest member (DESIGN.md section 5): the expectation and quantile over the
+    maximum of its requests' lengths (engine.analytic.lengths: F(x)^r, David and Nagaraja section 2.1),
+    with the simulator's per-length rows and its clamping (a batch beyond a length's memory limit is
+    priced at that row's last batch). The same for capacity, waits and tails, since all of them read
+    Partition.service and Partition.tail.
+    """
+    rows = length_rows(book, scenario, partition, lengths)
+    costs = np.array([[row[min(int(b), len(row)) - 1] for b in grid] for row in rows])
+    dist = LengthDistribution.from_spec(scenario.workload.input_len, default=lengths[len(lengths) // 2])
+    members = members_per_batch(scenario, grid)
+    mean = expected_padded_cost(np.array(lengths), costs, dist, members)
+    tail = padded_cost_quantile(np.array(lengths), costs, dist, members, jitter_sigma, percentile / 100)
+    return mean, tail
 
 
 def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
@@ -147,18 +203,29 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
                                    "batch 1 cannot be answered")
             knee = book.knee(model, sku, name, KNEE_RULE, percentile=KNEE_PERCENTILE, input_len=length,
                              precision=curve.key.precision, framework=curve.key.framework)
-            cache[name] = (curve, grid, knee)
-        curve, grid, knee = cache[name]
+            cache[name] = (curve, grid, knee) + _service_tables(scenario, book, name, curve, grid, lengths, pct)
+        curve, grid, knee, mean_s, tail_s, sigma = cache[name]
         cap = _batch_cap(scenario, knee.batch, len(grid))
         parts.append(Partition(gpu_index=g, name=name, label=label, provenance=curve.provenance, max_batch=cap,
-                               knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=curve.mean(grid),
-                               tail_s=curve.tail(grid, pct)))
+                               knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=mean_s, tail_s=tail_s,
+                               jitter_sigma=sigma))
     policy = scenario.batching.policy
     tq = _time_queue(scenario, parts)
     if any(p.provenance == "derived" for p in parts):
         notes.append("some partitions have no own points: service times derived with the slice law")
     return GpuSide(partitions=tuple(parts), policy=policy, time_queue_s=tq, knee_rule=KNEE_RULE.value,
                    input_len=length, notes=tuple(notes))
+
+
+def _service_tables(scenario: Scenario, book: ProfileBook, name: str, curve: Curve, grid: np.ndarray,
+                    lengths: list[float], pct: float) -> tuple[np.ndarray, np.ndarray, Optional[float]]:
+    """(mean, tail, jitter sigma) of a partition: the curve's own for fixed-size inputs, else padded_tables."""
+    if not lengths:
+        return curve.mean(grid), curve.tail(grid, pct), None
+    z = NormalDist().inv_cdf(pct / 100)
+    sigma = lognormal_sigma_for_ratio(float(np.median(curve.tail(grid, pct) / curve.mean(grid))), z)
+    mean, tail = padded_tables(scenario, book, name, lengths, grid, sigma, pct)
+    return mean, tail, sigma
 
 
 def _first_len(book, model, sku, partition, precision):

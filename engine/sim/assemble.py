@@ -106,9 +106,9 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     hist = np.bincount(log.items[in_b]) if in_b.any() else np.zeros(1, dtype=int)
     histogram = {int(s): int(c) for s, c in enumerate(hist) if c}
 
-    slope, rise = stats.growth(arrival, end_sorted, t0, t1) if not (offline or closed) else (0.0, 0.0)
-    stable, reason = stats.stability(arrivals.rate_rps, capacity, slope, rise, int(in_win.sum()),
-                                     open_loop=not (offline or closed))
+    slope, _ = stats.growth(arrival, end_sorted, t0, t1) if not (offline or closed) else (0.0, 0.0)
+    stable, reason = stats.stability(arrival, end_sorted, t0, t1, not (offline or closed), arrivals.rate_rps,
+                                     capacity)
     mlperf = _mlperf(kind, sc.model, latency, throughput, stable, cols)
     series = stats.timeseries(cols, end_sorted, engine) if want_series else None
     batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.tq * 1e3,

@@ -64,7 +64,8 @@ class SimResult(BaseModel):
     queue_growth_rps: float
     throughput_rps: float
     latency_ms: dict[str, float]  # mean, p50, p95, p99 (and the SLA percentile)
-    ci: dict[str, Optional[float]]  # 95 % half-widths by batch means (ms; throughput_rps in req/s)
+    ci: dict[str, Optional[float]]  # 95 % half-widths (ms; throughput_rps in req/s): batch means; percentiles by
+    # batch means on the exceedance indicator, inverted (engine.sim.stats.quantile_ci)
     sla: dict[str, object]  # latency_ms, percentile, met, violation_rate
     sla_violation_rate: float
     mean_in_system: float

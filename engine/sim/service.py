@@ -29,11 +29,10 @@ from engine.sim.errors import SimError
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:
-    """Log-normal sigma whose p-quantile over the mean is `ratio` (exp(z s - s^2/2) = ratio, small root)."""
-    if ratio <= 1.0 or z <= 0:
-        return math.sqrt(math.log1p(0.05 ** 2))
-    disc = z * z - 2 * math.log(ratio)
-    return z - math.sqrt(disc) if disc > 0 else z
+    """Log-normal sigma whose p-quantile over the mean is `ratio` (engine.analytic.gpu.lognormal_sigma_for_ratio)."""
+    from engine.analytic.gpu import lognormal_sigma_for_ratio
+
+    return lognormal_sigma_for_ratio(ratio, z)
 
 
 class GpuService:
@@ -65,14 +64,20 @@ class GpuService:
 
             z = NormalDist().inv_cdf(design.sla_percentile)
             self.tables = [p.mean_s.tolist() for p in parts]
-            self.sigma = [_sigma_for_ratio(float(np.median(p.tail_s / p.mean_s)), z) for p in parts]
+            # a variable-length model's tail_s also holds the spread of its batches' longest inputs, which the
+            # lengths drawn here reproduce: its jitter alone is the design's jitter_sigma
+            self.sigma = [p.jitter_sigma if p.jitter_sigma is not None
+                          else _sigma_for_ratio(float(np.median(p.tail_s / p.mean_s)), z) for p in parts]
             self.draws = rng.standard_normal(n_draws).tolist()
             if ctx is not None and design.gpu.input_len is not None:
                 self._length_tables(design, ctx)
         self.capacity = [max((b + 1) / t for b, t in enumerate(tab)) for tab in self.tables]
 
     def _length_tables(self, design, ctx) -> None:
-        """Curves at every profiled input length, per partition (variable-length models)."""
+        """Curves at every profiled input length, per partition (variable-length models): the same rows the
+        analytic engine takes its expectation over (engine.analytic.gpu.length_rows)."""
+        from engine.analytic.gpu import length_rows
+
         sc, book = design.scenario, ctx.book
         src = book._source(sc.model, sc.gpu.sku, design.gpu.partitions[0].name, sc.precision, None, False)
         lengths = book.lengths(sc.model, *src)
@@ -80,13 +85,7 @@ class GpuService:
         cache: dict[str, list[list[float]]] = {}
         for p in design.gpu.partitions:
             if p.name not in cache:
-                rows = []
-                for L in lengths:
-                    c = book.curve(sc.model, sc.gpu.sku, p.name, sc.precision, input_len=L)
-                    lim = book.memory_limit(sc.model, sc.gpu.sku, p.name, L)
-                    grid = c.grid(lim if lim is not None and lim >= 1 else None)
-                    rows.append((c.mean(grid) + over).tolist())
-                cache[p.name] = rows
+                cache[p.name] = [(row + over).tolist() for row in length_rows(book, sc, p.name, lengths)]
         self.lengths = list(lengths)
         self.by_length = [cache[p.name] for p in design.gpu.partitions]
         self.notes.append(f"batch service priced at its longest input, interpolated over profiled lengths "

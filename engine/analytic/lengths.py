@@ -1,0 +1,140 @@
+"""Variable-length inputs (audio seconds, tokens): what a batch costs when it costs as its longest member.
+
+A batch of r requests whose lengths are independent draws from F is padded to its longest input,
+M_r = max(L_1..L_r). The maximum of r iid draws has the CDF F(x)^r (David and Nagaraja, Order
+Statistics, 3rd ed., 2003, section 2.1, eq. 2.1.1), so its quantile function is
+Q_M(u) = Q(u^(1/r)), and for any cost g(x) of a batch padded to x (piecewise linear between the
+profiled lengths, flat outside them):
+
+    E[g(M_r)] = g(l_0) + sum_i slope_i * integral_{l_i}^{l_(i+1)} (1 - F(x)^r) dx
+
+(the tail-integral form of an expectation, E[h(X)] = h(a) + integral_a^inf h'(x) P(X > x) dx, e.g.
+Feller, An Introduction to Probability Theory Vol. II, section V.6). The integrals are done by
+Gauss-Legendre quadrature on each piece, split where F has a kink (a uniform's ends), so they are
+exact to about 1e-12 for the smooth CDFs here; a fixed length is a point mass and needs none. r
+need not be an integer (a batch of b items from queries of q items on average holds b/q requests).
+
+Units: lengths in the model's input unit (s of audio or tokens); costs in whatever unit g is given in
+(seconds of batch service time in the engine).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+GAUSS_NODES, GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(24)
+QUANTILE_NODES = 400  # midpoints in u for the quantile of a padded batch's service time
+_NORMAL = NormalDist()
+
+
+class LengthDistribution:
+    """The input-length distribution of a workload (engine.scenario.InputLenSpec): fixed, uniform or log-normal.
+
+    The simulator draws lengths from the same spec (engine.sim.workload.sample_lengths).
+    """
+
+    def __init__(self, kind: str, value: float | None = None, low: float = 1.0, high: float = 25.0,
+                 mu: float = 1.9, sigma: float = 0.5):
+        self.kind, self.value, self.low, self.high, self.mu, self.sigma = kind, value, low, high, mu, sigma
+
+    @classmethod
+    def from_spec(cls, spec, default: float | None = None) -> "LengthDistribution":
+        """From a scenario's workload.input_len; a fixed spec without a value takes `default`."""
+        value = spec.value if spec.value is not None else default
+        return cls(spec.kind, value=value, low=spec.low, high=spec.high, mu=spec.mu, sigma=spec.sigma)
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """F(x) = P(L <= x)."""
+        x = np.asarray(x, dtype=float)
+        if self.kind == "fixed":
+            return (x >= self.value).astype(float)
+        if self.kind == "uniform":
+            if self.high <= self.low:
+                return (x >= self.low).astype(float)
+            return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
+        return ndtr((np.log(np.maximum(x, 1e-300)) - self.mu) / self.sigma)
+
+    def quantile(self, u: np.ndarray) -> np.ndarray:
+        """Q(u), the inverse of F, for u in (0, 1)."""
+        u = np.asarray(u, dtype=float)
+        if self.kind == "fixed":
+            return np.full(u.shape, float(self.value))
+        if self.kind == "uniform":
+            return self.low + (self.high - self.low) * u
+        return np.exp(self.mu + self.sigma * ndtri(u))
+
+    def kinks(self) -> list[float]:
+        """Points where F is not smooth (quadrature pieces are split there)."""
+        return [self.low, self.high] if self.kind == "uniform" else []
+
+
+def expected_padded_cost(knots: np.ndarray, costs: np.ndarray, dist: LengthDistribution,
+                         members: np.ndarray) -> np.ndarray:
+    """E[g(M_r)] for each column: the expected cost of a batch padded to its longest of r members.
+
+    knots: the profiled lengths l_0 < ... < l_k; costs: (k+1, B) array, g at each knot for each of B
+    batches (linear between knots, flat outside them, as engine.sim.service prices a batch);
+    members: (B,) the number of requests r >= 1 in each batch. Returns a (B,) array in the unit of
+    `costs`. Formula and source: the module docstring.
+    """
+    knots = np.asarray(knots, dtype=float)
+    costs = np.asarray(costs, dtype=float)
+    members = np.asarray(members, dtype=float)
+    if dist.kind == "fixed" or len(knots) == 1:
+        at = float(dist.value) if dist.kind == "fixed" else float(knots[0])
+        return np.array([np.interp(at, knots, costs[:, j]) for j in range(costs.shape[1])])
+    total = costs[0].copy()
+    for i in range(len(knots) - 1):
+        slope = (costs[i + 1] - costs[i]) / (knots[i + 1] - knots[i])
+        total += slope * _survival_integral(dist, knots[i], knots[i + 1], members)
+    return total
+
+
+def _survival_integral(dist: LengthDistribution, a: float, b: float, members: np.ndarray) -> np.ndarray:
+    """integral_a^b (1 - F(x)^r) dx for each r in `members` (Gauss-Legendre on each smooth piece)."""
+    edges = [a] + [k for k in dist.kinks() if a < k < b] + [b]
+    out = np.zeros(len(members))
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        x = 0.5 * (hi - lo) * GAUSS_NODES + 0.5 * (hi + lo)
+        f = dist.cdf(x)
+        out += 0.5 * (hi - lo) * ((1.0 - f[None, :] ** members[:, None]) @ GAUSS_WEIGHTS)
+    return out
+
+
+def padded_cost_quantile(knots: np.ndarray, costs: np.ndarray, dist: LengthDistribution, members: np.ndarray,
+                         jitter_sigma: float, p: float) -> np.ndarray:
+    """p-quantile of g(M_r) x J for each column, J a log-normal jitter of mean 1 and log-sd jitter_sigma.
+
+    The simulator draws a batch's time as its mean at its longest input times that jitter
+    (engine.sim.service), independently of the lengths. P(g(M_r) J > t) = integral_0^1 P(J > t /
+    g(Q(u^(1/r)))) du (the quantile of M_r, module docstring), by the midpoint rule on
+    QUANTILE_NODES points of u, solved for t by bisection. Same units as `costs`.
+    """
+    knots = np.asarray(knots, dtype=float)
+    costs = np.asarray(costs, dtype=float)
+    u = (np.arange(QUANTILE_NODES) + 0.5) / QUANTILE_NODES
+    out = np.empty(costs.shape[1])
+    z_tail = _NORMAL.inv_cdf(p)
+    for j, r in enumerate(np.asarray(members, dtype=float)):
+        lengths = dist.quantile(u ** (1.0 / max(r, 1.0)))
+        g = np.interp(lengths, knots, costs[:, j])
+        out[j] = _product_quantile(g, jitter_sigma, p, z_tail)
+    return out
+
+
+def _product_quantile(g: np.ndarray, sigma: float, p: float, z_tail: float) -> float:
+    """t with mean over g of P(g J > t) = 1 - p, J = exp(sigma Z - sigma^2 / 2) (Z standard normal)."""
+    if sigma <= 0:
+        return float(np.quantile(g, p))
+    shift = sigma * sigma / 2
+    lo, hi = float(g.min()), float(g.max()) * math.exp(sigma * z_tail + sigma * 4)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        z = (np.log(mid / g) + shift) / sigma
+        exceed = float(np.mean(ndtr(-z)))
+        lo, hi = (mid, hi) if exceed > 1 - p else (lo, mid)
+    return 0.5 * (lo + hi)
