@@ -28,12 +28,12 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.analytic.design import MLPERF_SERVER_P99_MS
+from engine.analytic.design import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
 from engine.scenario import ArrivalSpec, WorkloadKind
 from engine.sim.errors import SimError
 
 MAX_REQUESTS = 20_000_000
-MLPERF_DEFAULT_P99_MS = 10.0
+MLPERF_DEFAULT_P99_MS = DEFAULT_SLA_MS  # one default SLA for the analytic engine and the simulator
 
 
 CLOSED_LOOP = (WorkloadKind.SINGLE_STREAM, WorkloadKind.MULTI_STREAM)
@@ -58,7 +58,7 @@ class Arrivals(BaseModel):
 
 
 def mlperf_bound_ms(model: str) -> float:
-    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else 10 ms."""
+    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else the one default (design.DEFAULT_SLA_MS)."""
     return MLPERF_SERVER_P99_MS.get(model, MLPERF_DEFAULT_P99_MS)
 
 
