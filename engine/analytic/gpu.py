@@ -155,7 +155,7 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
                                tail_s=curve.tail(grid, pct)))
     policy = scenario.batching.policy
     tq = _time_queue(scenario, parts)
-    if any(p.provenance == "derived" for p in parts):
+    if any(p.provenance.startswith("derived") for p in parts):
         notes.append("some partitions have no own points: service times derived with the slice law")
     return GpuSide(partitions=tuple(parts), policy=policy, time_queue_s=tq, knee_rule=KNEE_RULE.value,
                    input_len=length, notes=tuple(notes))

@@ -34,7 +34,7 @@ class Curve(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     key: CurveKey
-    provenance: str  # measured | published | derived (mixed measured+published reads 'published')
+    provenance: str  # measured | published | derived | derived-extrapolated (mixed measured+published: 'published')
     batches: tuple[int, ...]  # profiled batches, or the derived range's end points
     mean_s: tuple[float, ...]
     tails_s: dict[int, tuple[float, ...]]  # percentile -> latency at each batch; only those published
@@ -45,6 +45,14 @@ class Curve(BaseModel):
     fit: Optional[SliceFit] = None
     cross_gpu: bool = False
     tail_ratio: dict[int, float] = {}  # derived: the reference's published tail/mean ratio (median)
+    # derived-extrapolated only: the end of the law's support (reference max batch x SM share) and the
+    # relative uncertainty of service times beyond it (slicelaw.extrapolation_uncertainty)
+    law_max_batch: Optional[int] = None
+    extrapolation_rel_uncertainty: Optional[float] = None
+
+    @property
+    def extrapolated(self) -> bool:
+        return self.law_max_batch is not None and self.max_batch > self.law_max_batch
 
     @property
     def min_batch(self) -> int:
