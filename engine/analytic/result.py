@@ -5,12 +5,16 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.design import Design
+from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, flag_note
+from engine.analytic.design import Design, contention_of, prepare, with_overhead
 from engine.analytic.evaluate import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import CostResult, fpga_price_defaults, inputs_from_spec, price_defaults, servers_for, tco
+from engine.errors import KneepointError
+from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
 _MS = 1e3
@@ -38,6 +42,8 @@ class Evaluation(BaseModel):
     host_cpu: dict[str, float]  # cores used per consumer, free, total
     cost: dict[str, float]
     notes: list[str]
+    # a MIG layout's slices at their best batch under the SLA against the whole GPU at its best batch
+    mig_vs_whole: Optional[MigVsWhole] = None
 
 
 def _finite(x: float) -> float:
@@ -62,6 +68,8 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
     lat = {k: v * _MS for k, v in pt.latency_s.items() if k != "sla"}
     sla_ms = design.sla_s * _MS
     met = pt.stable and pt.latency_s["sla"] <= design.sla_s
+    check = mig_check(design, ctx)
+    flagged = () if check is None or flag_note(check) is None else (flag_note(check),)
     parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
               "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
               "service_ms": p.service(b) * _MS, "utilization": u}
@@ -76,7 +84,56 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
         sla_bounded_rps=sla_rps,
         batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
                   "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
-        partitions=parts, host_cpu=host_cpu, cost=cost, notes=list(dict.fromkeys(design.notes + _scheduler_notes(design))))
+        partitions=parts, host_cpu=host_cpu, cost=cost, mig_vs_whole=check,
+        notes=list(dict.fromkeys(design.notes + _scheduler_notes(design) + flagged)))
+
+
+def mig_check(design: Design, ctx: Context) -> Optional[MigVsWhole]:
+    """A MIG design's slices and its whole GPU, each at the batch it can best use under the SLA (None for a
+    whole GPU, GPU% shares, FPGAs, or when the whole GPU has no curve)."""
+    sc = design.scenario
+    if contention_of(sc) is None:
+        return None
+    whole_sc = sc.model_copy(update={"gpu": sc.gpu.model_copy(update={"layout": None, "layouts": None})})
+    try:
+        whole = ctx.memo(("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len,
+                          sc.workload.sla.percentile), lambda: prepare(whole_sc, ctx.book))
+    except KneepointError:
+        return None
+    part = with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0]
+    return compare_with_whole(design.gpu.partitions, _extended(part, whole, ctx), design.sla_s)
+
+
+def _extended(part, whole: Design, ctx: Context):
+    """The whole GPU's partition continued past its measured batches along the saturated slope (as the slices'
+    slice law is), up to the memory limit, so both sides of the comparison may use large batches."""
+    sc = whole.scenario
+    length = whole.gpu.input_len
+    try:
+        curve = ctx.book.curve(sc.model, sc.gpu.sku, "full", sc.precision, input_len=_profiled(ctx, sc, length))
+    except KneepointError:
+        return part
+    limit = ctx.book.memory_limit(sc.model, sc.gpu.sku, "full", length)
+    n = len(part.mean_s)
+    if curve.fit is not None or limit is None or limit <= n or len(curve.batches) < 2:
+        return part
+    fit = fit_slice_law(curve.batches, curve.mean_s)
+    if not is_saturated(fit, curve.batches, curve.mean_s):
+        return part
+    more = np.arange(n + 1, limit + 1)
+    mean = continue_saturated(fit, n, float(part.mean_s[-1]), more)
+    tail = mean * float(part.tail_s[-1] / part.mean_s[-1])
+    return part.model_copy(update={"mean_s": np.concatenate([part.mean_s, mean]),
+                                   "tail_s": np.concatenate([part.tail_s, tail])})
+
+
+def _profiled(ctx: Context, sc: Scenario, length: Optional[float]) -> Optional[float]:
+    """The profiled input length the GPU side priced at (None for fixed-size inputs)."""
+    if length is None:
+        return None
+    src = ctx.book._source(sc.model, sc.gpu.sku, "full", sc.precision, None, False)
+    lengths = ctx.book.lengths(sc.model, *src)
+    return next((l for l in lengths if l >= length - 1e-9), lengths[-1])
 
 
 def _scheduler_notes(design: Design) -> tuple[str, ...]:

@@ -95,6 +95,17 @@ def extrapolation_uncertainty(fit: SliceFit, batches, latencies_s) -> float:
     return float(max(fit.rms_rel_error, marginal_disagreement(fit, batches, latencies_s)))
 
 
+def continue_saturated(fit: SliceFit, last_batch: int, last_latency_s: float, batches) -> np.ndarray:
+    """Mean service time (s) beyond a saturated curve's last point, continued at the fitted slope 1/T.
+
+    t(b) = t(last) + (b - last) / T: the measured point anchors the line, so the
+    continuation joins the data without a step (used to find a measured curve's
+    best batch past its measured range; labelled derived-extrapolated).
+    """
+    b = np.asarray(batches, dtype=float)
+    return last_latency_s + (b - last_batch) / fit.saturated_throughput
+
+
 def slice_latency(fit: SliceFit, batch, s: float) -> np.ndarray:
     """Mean service time (s) of a batch on a partition with SM ratio `s` to the reference."""
     if s <= 0:
