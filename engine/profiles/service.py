@@ -308,7 +308,7 @@ class ProfileBook:
         try:
             mean = _blend([c.mean(batch)[0] for c in curves], w)
             tails = {q: _blend([c.tail(batch, q)[0] for c in curves], w) for q in (50, 90, 95, 99)}
-            grids = [c.grid() for c in curves]
+            grids = [c.grid(c.law_max_batch) for c in curves]  # utilisation is relative to the law's support
             sat = _blend([float(np.max(c.throughput(g))) for c, g in zip(curves, grids)], w)
         except OutOfRange as e:
             c = curves[0]
