@@ -15,3 +15,22 @@ def test_default_sla_is_one_constant_for_the_analytic_engine_and_the_simulator(s
     sku = book.points.loc[book.points["model"] == model, "sku"].iloc[0]
     sc = load_scenario({"model": model, "gpu": {"sku": sku}, "preprocessing": {"device": "none"}}, book)
     assert sla_of(sc) * 1e3 == mlperf_bound_ms(model)
+
+
+def test_profiles_list_accepts_a_model_that_exists_only_through_a_user_import(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from engine import cli
+    from engine.records import LatencyPointRow
+    from engine.store import Store
+
+    st = Store(tmp_path / "k.duckdb")
+    st.add_rows("latency_points", [LatencyPointRow(
+        source="my profiler run", model="my-net", sku="T4-16GB", partition="full", precision="fp16",
+        framework="tensorrt", batch=b, mean_ms=1.0 + b, throughput=b / (1.0 + b) * 1e3, kind="measured",
+        measured_on="2026-11-24 test host") for b in (1, 2)])
+    monkeypatch.setattr(cli, "_store", lambda: st)
+    assert cli.cmd_profiles_list(argparse.Namespace(model="my-net", gpu=None, json=False)) == 0
+    assert "my-net" in capsys.readouterr().out
+    with __import__("pytest").raises(cli.UnknownNameError, match="not a name"):
+        cli.cmd_profiles_list(argparse.Namespace(model="no-such-net", gpu=None, json=False))
