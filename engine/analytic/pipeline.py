@@ -85,6 +85,9 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     those plus host, preprocessing and RPC path: both are memoised in the context, so a sweep over a
     design space pays for each distinct part once.
     """
+    from engine.fpga.backend import with_board_completion
+
+    scenario = with_board_completion(scenario)  # an FPGA completes as its board does, not as the GPU path spins
     accel = scenario.gpu if scenario.fpga is None else scenario.fpga
     gpu_key = ("gpu", scenario.model, scenario.precision, accel.model_dump_json(), scenario.batching,
                scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
