@@ -129,6 +129,18 @@ def with_overhead(gpu: GpuSide, gpu_overhead_s: float) -> GpuSide:
         for p in gpu.partitions))
 
 
+def with_sm_decode(gpu: GpuSide, charges: dict[str, float]) -> GpuSide:
+    """The GPU side with each partition's own-SM preprocessing charged to its batches: a batch of b items costs
+    b x charges[partition] seconds more (engine.stages.preprocess.sm_decode_s_per_item), mean and tail."""
+    if not charges:
+        return gpu
+    parts = []
+    for p in gpu.partitions:
+        extra = charges.get(p.name, 0.0) * np.arange(1, len(p.mean_s) + 1)
+        parts.append(p.model_copy(update={"mean_s": p.mean_s + extra, "tail_s": p.tail_s + extra}))
+    return gpu.with_partitions(tuple(parts))
+
+
 def with_host(design: Design, scenario: Scenario, host_stages: tuple[StageCost, ...], gpu_overhead_s: float,
               notes: tuple[str, ...], gpu: Optional[GpuSide] = None) -> Design:
     """`design`'s GPU side (shared by scenarios that differ only off the GPU) for `scenario`, with its
