@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Optional
 
 TEXT_ROWS = 25  # longer fronts are cut in the text report; --json lists every member
 
@@ -20,7 +21,9 @@ def _read(path: str) -> str:
         raise SearchError(f"cannot read {path}: {e.strerror or e}") from None
 
 
-def _num(x: float, fmt: str = ",.0f") -> str:
+def _num(x: Optional[float], fmt: str = ",.0f") -> str:
+    if x is None:
+        return "-"  # no value on the cost basis (meets the SLA at no load)
     return format(x, fmt) if math.isfinite(x) else "unstable"
 
 
