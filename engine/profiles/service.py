@@ -319,7 +319,7 @@ class ProfileBook:
             model=model, sku=sku, partition=partition, precision=c.key.precision, framework=c.key.framework,
             batch=batch, input_len=length, mean_s=mean, tail_s=tails, tail_source=c.tail_source(99),
             throughput=batch / mean, utilization=min(1.0, (batch / mean) / sat),
-            provenance=_batch_provenance(c, batch),
+            provenance=batch_provenance(c, batch),
             reference=_label(c.reference) if c.reference else None, sm_ratio=c.sm_ratio,
             fit_rms_rel_error=c.fit.rms_rel_error if c.fit else None, cross_gpu=c.cross_gpu,
             memory_max_batch=self.memory_limit(model, sku, partition, length), sources=c.sources,
@@ -357,18 +357,19 @@ class ProfileBook:
                 grid = grid[grid <= cv.law_max_batch]
         for other in curves[1:]:
             grid = grid[grid <= other.max_batch]
-        if c.fit is None:  # a measured knee is a measured batch size
-            grid = np.array([b for b in c.batches if b in set(grid)])
+        if c.fit is None:  # a measured knee is a measured batch size, never a largest batch whose throughput falls
+            grid = np.array([b for b in c.batches if b in set(grid)
+                             and not (any(cv.falling_top for cv in curves) and b == c.max_batch)])
         x = _blend([cv.throughput(grid) for cv in curves], w)
         y = _blend([cv.tail(grid, percentile) for cv in curves], w)
         i = knee_utilization(grid, x, threshold) if rule == KneeRule.UTILIZATION else knee_curve(x, y)
         return Knee(rule=rule, batch=int(grid[i]), time_s=float(y[i]), percentile=percentile,
                     utilization=float(utilization(x)[i]),
                     threshold=threshold if rule == KneeRule.UTILIZATION else None,
-                    provenance=_batch_provenance(c, int(grid[i])))
+                    provenance=batch_provenance(c, int(grid[i])))
 
 
-def _batch_provenance(curve: Curve, batch: int) -> str:
+def batch_provenance(curve: Curve, batch: int) -> str:
     """A derived curve's answer at one batch: 'derived' on the law's support, 'derived-extrapolated' beyond."""
     if curve.law_max_batch is None:
         return curve.provenance
