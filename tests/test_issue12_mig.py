@@ -70,6 +70,8 @@ def test_seven_1g_slices_stay_below_the_whole_gpu_at_their_best_batches(ctx, mod
     check = evaluate(seven_1g(model), ctx).mig_vs_whole
     assert check is not None and check.ratio < 1.0 and not check.exceeds_whole
     assert all(u.batch >= 2 for u in check.partitions)  # slices are compared at useful batches
+    assert any(n.startswith("at the batch each can best use under the SLA") for n in
+               evaluate(seven_1g(model), ctx).notes)
     assert check.whole.batch > evaluate({"model": model, "gpu": {"sku": SKU}, "preprocessing": {"device": "none"}},
                                         ctx).partitions[0]["batch_max"]  # the knee is not a throughput cap
 

@@ -77,3 +77,12 @@ def flag_note(check: MigVsWhole) -> Optional[str]:
             f"({max(check.aggregate_items_per_s):,.0f} vs {check.whole.items_per_s:,.0f} items/s at batch "
             f"{check.whole.batch}): every public MLPerf MIG result has all slices below the whole GPU, so this "
             "layout's advantage is an artefact of the profiles (derived or extrapolated slices), not a finding")
+
+
+def comparison_note(check: MigVsWhole) -> Optional[str]:
+    """The evaluation's note comparing the layout with its whole GPU at each one's best batch under the SLA."""
+    if check.ratio is None:
+        return None
+    return (f"at the batch each can best use under the SLA, the MIG slices of one GPU serve {check.ratio:.2f} x the "
+            f"whole GPU ({max(check.aggregate_items_per_s):,.0f} vs {check.whole.items_per_s:,.0f} items/s, whole "
+            f"GPU at batch {check.whole.batch}); Batch_max (the knee) is a latency choice, not this throughput cap")

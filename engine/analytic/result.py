@@ -8,7 +8,7 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, flag_note
+from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
 from engine.analytic.evaluate import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
 from engine.analytic.pipeline import Context, build_design
@@ -79,7 +79,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     sla_ms = design.sla_s * _MS
     met = pt.stable and pt.latency_s["sla"] <= design.sla_s
     check = mig_check(design, ctx)
-    flagged = () if check is None or flag_note(check) is None else (flag_note(check),)
+    flagged = () if check is None else tuple(n for n in (comparison_note(check), flag_note(check)) if n)
     parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
               "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
               "service_ms": p.service(b) * _MS, "utilization": u}
