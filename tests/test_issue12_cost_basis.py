@@ -28,6 +28,8 @@ def test_a_design_meeting_no_sla_has_no_queries_per_dollar(ctx, preba):
     assert ev.cost["queries_per_usd"] is None and ev.cost["queries_per_joule"] is None
     assert ev.cost_no_value_reason == "no load meets the SLA" and ev.cost_basis == "the SLA-bounded throughput"
     assert ev.cost["tco_usd"] > 0  # the hardware still costs money
+    assert "cost priced at the SLA-bounded throughput: no queries per USD or per joule (no load meets the SLA)" \
+        in ev.notes  # named in reports too (they list the notes)
 
 
 def test_compare_prices_every_design_on_one_basis(ctx, preba):

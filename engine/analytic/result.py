@@ -80,6 +80,8 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     met = pt.stable and pt.latency_s["sla"] <= design.sla_s
     check = mig_check(design, ctx)
     flagged = () if check is None else tuple(n for n in (comparison_note(check), flag_note(check)) if n)
+    flagged += (f"cost priced at {priced.basis}" + (f": no queries per USD or per joule ({priced.no_value_reason})"
+                                                    if priced.no_value_reason else ""),)
     parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
               "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
               "service_ms": p.service(b) * _MS, "utilization": u}
