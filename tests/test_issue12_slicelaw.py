@@ -46,3 +46,14 @@ def test_an_unsaturated_reference_is_not_extrapolated():
     fit2 = fit_slice_law(batches, linear)
     assert is_saturated(fit2, batches, linear)
     assert math.isclose(extrapolation_uncertainty(fit2, batches, linear), 0.0, abs_tol=1e-9)
+
+
+def test_a_partition_is_labelled_extrapolated_only_when_its_batches_are(store):
+    from engine.analytic import Context, evaluate
+
+    ctx = Context.from_store(store)
+    base = {"model": "bert-large", "gpu": {"sku": SKU, "layout": ["1g.10gb"] * 7}, "preprocessing": {"device": "none"}}
+    at_knee = evaluate(base, ctx).partitions[0]
+    assert at_knee["batch_max"] == 1 and at_knee["provenance"] == "derived"
+    big = evaluate({**base, "batching": {"policy": "fixed", "max_batch": 4}}, ctx).partitions[0]
+    assert big["batch_max"] == 4 and big["provenance"] == "derived-extrapolated"

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
+from engine.profiles.service import batch_provenance
 from engine.profiles.knee import KneeRule
 from engine.scenario import BatchingPolicy, Scenario, require_gpu
 
@@ -150,7 +151,8 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
             cache[name] = (curve, grid, knee)
         curve, grid, knee = cache[name]
         cap = _batch_cap(scenario, knee.batch, len(grid))
-        parts.append(Partition(gpu_index=g, name=name, label=label, provenance=curve.provenance, max_batch=cap,
+        parts.append(Partition(gpu_index=g, name=name, label=label, provenance=batch_provenance(curve, cap),
+                               max_batch=cap,
                                knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=curve.mean(grid),
                                tail_s=curve.tail(grid, pct)))
     policy = scenario.batching.policy

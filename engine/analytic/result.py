@@ -12,8 +12,8 @@ from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
 from engine.analytic.evaluate import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
 from engine.analytic.pipeline import Context, build_design
-from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults, inputs_from_spec, price_defaults,
-                         priced_rate, servers_for, tco)
+from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
+                         inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
 from engine.errors import KneepointError
 from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario

@@ -220,5 +220,6 @@ def cost_view(scenario: Scenario, ctx: Context, kwh_top: Optional[float] = None)
                     queries_per_joule=_valued(result.queries_per_joule, priced), capacity_rps=cap, sla_bounded_rps=sla,
                     priced_utilization=rate / cap if cap > 0 else 0.0, inputs=inputs,
                     result=result, defaults=cost_defaults(scenario, ctx), years=tco_over_years(inputs, result),
-                    kwh=kwh_sensitivity(inputs, top, has_value=has_value), utilization=utilization_sensitivity(design, ctx, sla),
+                    kwh=kwh_sensitivity(inputs, top, has_value=has_value),
+                    utilization=utilization_sensitivity(design, ctx, sla),
                     tariffs=known, devices=_device_costs(scenario, ctx), notes=notes)
