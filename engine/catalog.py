@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Iterable, Iterator, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine.records import GpuRow, MigPlacementRow, MigProfileRow
 from engine.errors import KneepointError
@@ -321,3 +323,100 @@ def enumerate_layouts(gpu: Gpu, profiles: Optional[Iterable[str]] = None) -> lis
     for _ in walk(0, [], 0, Counter()):
         pass
     return out
+
+
+# --------------------------------------------------------------------------- all-slices contention
+
+#: published one-slice vs all-slices MIG measurements (issue 12 item 4), one row per (family, model)
+MIG_CONTENTION_CSV = Path(__file__).resolve().parents[1] / "data" / "seed" / "mig_contention.csv"
+
+
+class MigContentionRow(BaseModel):
+    """One published pair: a MIG slice serving alone, and every slice of the GPU serving at once."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    family: str  # GPU family: the SKU's first word (A100, H100, A30, H200)
+    model: str  # Kneepoint's model name
+    benchmark: str  # the source's benchmark name
+    scenario: str
+    slices: int = Field(ge=2)  # instances per GPU in the all-slices run
+    one_slice_samples_per_s: float = Field(gt=0)
+    all_slices_samples_per_s: float = Field(gt=0)  # the whole system: gpus x slices instances
+    gpus: int = Field(ge=1)
+    note: Optional[str] = None
+
+
+class MigContention(BaseModel):
+    """Throughput of a MIG slice with every slice of its GPU busy, relative to the slice alone (0..1]."""
+
+    model_config = ConfigDict(frozen=True)
+
+    factor: float
+    slices: int  # busy instances per GPU the factor was measured with
+    basis: str  # where the factor comes from, in words
+    source: Optional[str]
+
+
+def all_slices_factor(row: MigContentionRow) -> float:
+    """Per-slice throughput with all slices busy over the slice alone (a fraction).
+
+    (all_slices_samples_per_s / (gpus x slices)) / one_slice_samples_per_s, both
+    samples/s from the row's source (MLPerf loadgen summaries).
+    """
+    return row.all_slices_samples_per_s / (row.gpus * row.slices) / row.one_slice_samples_per_s
+
+
+def gpu_family(sku: str) -> str:
+    """The GPU family of a SKU: its first word ('A100-SXM4-80GB' -> 'A100')."""
+    return sku.split("-")[0]
+
+
+@lru_cache(maxsize=4)
+def contention_rows(path: Path = MIG_CONTENTION_CSV) -> tuple[MigContentionRow, ...]:
+    """The published contention pairs (validated with the seed reader: a bad row names its line)."""
+    from engine.seedio import read_csv
+
+    return tuple(read_csv(path, MigContentionRow))
+
+
+def mig_contention(sku: str, model: str, rows: Optional[Sequence[MigContentionRow]] = None) -> MigContention:
+    """The all-slices factor for `model` on `sku`'s family.
+
+    The family's row for the model where one is published; else the family's
+    most conservative (smallest) published factor; a family with no published
+    pair borrows the smallest factor of any family (MIG isolates SMs, L2 and
+    DRAM channels the same way on A100, A30, H100 and H200; what it leaves
+    shared -- PCIe, the host's launch path, the memory controller's global
+    arbitration -- is the same kind of resource), and says so.
+    """
+    rows = contention_rows() if rows is None else rows
+    if not rows:
+        return MigContention(factor=1.0, slices=7, basis="no published all-slices measurement: off", source=None)
+    family = gpu_family(sku)
+    same = [r for r in rows if r.family == family]
+    exact = [r for r in same if r.model == model]
+    if exact:
+        r = exact[0]
+        return MigContention(factor=all_slices_factor(r), slices=r.slices, source=r.source,
+                             basis=f"published for {model} on {family} ({r.benchmark} {r.scenario})")
+    pool, where = (same, f"{family}'s") if same else (list(rows), "any family's (none published for "
+                                                                  f"{family})")
+    r = min(pool, key=all_slices_factor)
+    return MigContention(factor=all_slices_factor(r), slices=r.slices, source=r.source,
+                         basis=f"{where} most conservative published value ({r.model} on {r.family})")
+
+
+def busy_slices_factor(factor_all: float, instances: int, measured_slices: int) -> float:
+    """Throughput factor of a slice when `instances` MIG instances of its GPU are busy at once.
+
+    1.0 alone, `factor_all` with the `measured_slices` of the published run,
+    linear in the number of other busy instances between (an assumption: launch
+    and PCIe contention grow with the number of concurrent instances); never
+    below `factor_all`.
+    """
+    if instances <= 1:
+        return 1.0
+    share = min(1.0, (instances - 1) / max(1, measured_slices - 1))
+    return 1.0 - (1.0 - factor_all) * share

@@ -52,6 +52,8 @@ def cmd_profiles_list(args: argparse.Namespace) -> int:
     for value, column, table in ((args.model, "name", "models"), (args.gpu, "sku", "gpus")):
         if value is not None:
             valid = store.distinct(table, column)
+            if table == "models":  # a model may exist only through a user import, as predict and evaluate accept
+                valid = sorted(set(valid) | set(store.latency_points()["model"]))
             if value not in valid:
                 raise UnknownNameError(f"{value!r} is not a {column} in the store; valid: {', '.join(valid)}")
     df = store.latency_points(model=[args.model] if args.model else None, sku=[args.gpu] if args.gpu else None)

@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+from typing import Optional
 
 TEXT_ROWS = 25  # longer fronts are cut in the text report; --json lists every member
 #: the most sweep processes: the sweep is CPU-bound, so more processes than cores only add forks and memory
@@ -21,7 +22,9 @@ def _read(path: str):
     return parse_json(read_text(path, "search space"), f"search space {shown(path)}")
 
 
-def _num(x: float, fmt: str = ",.0f") -> str:
+def _num(x: Optional[float], fmt: str = ",.0f") -> str:
+    if x is None:
+        return "-"  # no value on the cost basis (meets the SLA at no load)
     return format(x, fmt) if math.isfinite(x) else "unstable"
 
 

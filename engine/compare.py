@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.cost import COST_BASIS_NAMES, CostBasis
 from engine.scenario import Scenario
 from engine.errors import KneepointError
 
@@ -50,10 +51,13 @@ class Comparison(BaseModel):
 
     names: list[str]
     baseline: int
+    cost_basis: str  # the throughput every design is priced at, in words (one basis for all)
     percentile: list[float]  # each design's SLA percentile
     sla_ms: list[float]
     inputs: list[dict[str, str]]  # one row per design
-    results: list[dict[str, float | str | bool]]  # one row per design: RESULTS columns + bottleneck, meets SLA
+    # one row per design: RESULTS columns (queries per USD/joule None where the design serves nothing on the
+    # cost basis), bottleneck, meets SLA, and why a cost metric has no value
+    results: list[dict[str, float | str | bool | None]]
     deltas: list[dict[str, Optional[float]]]  # relative change against the baseline (None where undefined)
     curves: list[DesignCurve]
 
@@ -100,8 +104,17 @@ def _delta(x, base) -> Optional[float]:
     return (x - base) / abs(base)
 
 
-def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0) -> Comparison:
-    """Evaluate each design and compare every result with the baseline design's (index into scenarios)."""
+def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
+            cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Comparison:
+    """Evaluate each design and compare every result with the baseline design's (index into scenarios).
+
+    Every design is priced on the same `cost_basis` (default: its SLA-bounded throughput; 'capacity' is
+    PREBA 6.3's like-for-like basis); a design that serves nothing on it has no queries per USD (None)."""
+    try:
+        cost_basis = CostBasis(cost_basis)
+    except ValueError:
+        raise CompareError(f"{cost_basis!r} is not a cost basis; valid: "
+                           f"{', '.join(b.value for b in CostBasis)}") from None
     if not scenarios:
         raise CompareError("nothing to compare: pin at least one design")
     if not 0 <= baseline < len(scenarios):
@@ -109,7 +122,7 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0) -> Compa
     results, curves, pcts, slas = [], [], [], []
     for s in scenarios:
         design = build_design(s, ctx)
-        ev = evaluate_design(design, ctx)
+        ev = evaluate_design(design, ctx, cost_basis=cost_basis)
         cap = capacity(design)[0]
         rates = [float(r) for r in np.linspace(cap / CURVE_POINTS, cap * 0.995, CURVE_POINTS)]
         pts = [mean_and_sla(design, r) for r in rates]
@@ -122,10 +135,12 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0) -> Compa
             "tail latency at offered load (ms)": float(ev.sla["latency_at_rate_ms"]),
             "TCO (USD)": ev.cost["tco_usd"], "queries per USD": ev.cost["queries_per_usd"],
             "queries per joule": ev.cost["queries_per_joule"], "wall power (W)": ev.cost["wall_power_w"],
-            "bottleneck": ev.bottleneck, "meets SLA": bool(ev.sla["met"])})
+            "bottleneck": ev.bottleneck, "meets SLA": bool(ev.sla["met"]),
+            "no cost value": ev.cost_no_value_reason})
     base = results[baseline]
     deltas = [{k: _delta(r[k], base[k]) for k in RESULTS} for r in results]
-    return Comparison(names=[s.name for s in scenarios], baseline=baseline, percentile=pcts, sla_ms=slas,
+    return Comparison(names=[s.name for s in scenarios], baseline=baseline, cost_basis=COST_BASIS_NAMES[cost_basis],
+                      percentile=pcts, sla_ms=slas,
                       inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)
 
 

@@ -39,7 +39,7 @@ def result_bars(c: Comparison) -> go.Figure:
     for i, name in enumerate(c.names):
         for j, col in enumerate(BARS):
             v = c.results[i][col]
-            fig.add_trace(go.Bar(x=[name], y=[v if math.isfinite(v) else None], name=name, legendgroup=name,
+            fig.add_trace(go.Bar(x=[name], y=[v if v is not None and math.isfinite(v) else None], name=name, legendgroup=name,
                                  showlegend=j == 0, marker_color=PALETTE[i % len(PALETTE)],
                                  hovertemplate=f"{name}<br>{col}: %{{y:,.4g}}<extra></extra>"),
                           row=1, col=j + 1)

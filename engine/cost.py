@@ -14,6 +14,7 @@ row's source; where the tables are thin the value is an assumption and says so (
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from typing import Optional
 
 import pandas as pd
@@ -34,6 +35,47 @@ DPU_PRICE_USD = 4000.0  # assumption: Alveo U55C-class FPGA card; no price row i
 FPGA_BOARD_PRICE_USD = 4000.0  # assumption: Intel PAC-class inference board, priced as the DPU card (no price row)
 #: purchase prices for GPUs without a price row (assumptions, override with cost.gpu_price_usd)
 ASSUMED_GPU_PRICE_USD = {"V100": 4000.0, "T4": 2000.0, "A30": 5000.0, "L4": 2500.0}
+
+
+class CostBasis(StrEnum):
+    """The throughput a design is priced at: one basis for every design that is compared."""
+
+    SLA_BOUNDED = "sla-bounded"  # the largest load whose SLA-percentile latency meets the SLA (the default)
+    CAPACITY = "capacity"  # the bottleneck's saturation throughput: PREBA 6.3's like-for-like basis
+    OFFERED = "offered-load"  # the scenario's arrival rate, up to capacity
+
+
+COST_BASIS_NAMES = {CostBasis.SLA_BOUNDED: "the SLA-bounded throughput",
+                    CostBasis.CAPACITY: "the capacity (PREBA's like-for-like basis)",
+                    CostBasis.OFFERED: "the offered load (up to capacity)"}
+
+
+class PricedRate(BaseModel):
+    """The throughput (requests/s) a design is priced at, the basis named, and why it has no value if none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    throughput_rps: float
+    basis: str
+    no_value_reason: Optional[str]  # set when the design serves nothing on this basis (no queries per dollar)
+
+
+def priced_rate(basis: CostBasis | str, sla_bounded_rps: float, capacity_rps: float,
+                offered_rps: float) -> PricedRate:
+    """The rate a design is priced at on `basis` (requests/s); a design meeting no SLA has no SLA-bounded rate,
+    so no queries per dollar on that basis (PREBA 6.3 prices throughput x time / TCO)."""
+    basis = CostBasis(basis)
+    name = COST_BASIS_NAMES[basis]
+    if basis == CostBasis.SLA_BOUNDED:
+        rate = sla_bounded_rps
+    elif basis == CostBasis.CAPACITY:
+        rate = capacity_rps
+    else:
+        rate = min(offered_rps, capacity_rps)
+    if rate > 0 and math.isfinite(rate):
+        return PricedRate(throughput_rps=float(rate), basis=name, no_value_reason=None)
+    why = ("no load meets the SLA" if basis == CostBasis.SLA_BOUNDED else "the design serves no load")
+    return PricedRate(throughput_rps=0.0, basis=name, no_value_reason=why)
 
 
 class Default(BaseModel):

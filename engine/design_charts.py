@@ -88,7 +88,7 @@ def utilization_bar(utilization: dict[str, float]) -> go.Figure:
                            marker_color=["#E45756" if v >= 1 else "#4C78A8" for v in vals],
                            hovertemplate="%{y}: %{x:.2f}<extra></extra>"))
     fig.add_vline(x=1.0, line=dict(color="#444", dash="dash"))
-    fig.update_xaxes(title_text="utilisation (fraction of capacity)", range=[0, max(1.05, max(vals, default=1) * 1.05)])
+    fig.update_xaxes(title_text="utilisation (busy fraction)", range=[0, max(1.05, max(vals, default=1) * 1.05)])
     fig.update_layout(height=120 + 24 * len(names), margin=dict(t=20, l=20, r=20, b=40), showlegend=False)
     return fig
 

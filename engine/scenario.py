@@ -96,6 +96,10 @@ class GpuSpec(_Spec):
     layout: Optional[list[str]] = Field(None, description="MIG profiles (optionally profile@start), same on every GPU")
     layouts: Optional[list[list[str]]] = Field(None, description="one MIG layout per GPU")
     shares: Optional[list[float]] = Field(None, max_length=MAX_SHARES, description="GPU% per instance (MPS), same on every GPU")
+    mig_contention: Optional[float] = Field(
+        None, ge=0.1, le=1.0, description="throughput of a MIG slice with all slices of its GPU busy, relative to "
+        "the slice alone (default: the GPU family's published value, data/seed/mig_contention.csv; 1.0 turns "
+        "it off)")
 
     @model_validator(mode="after")
     def _one_partitioning(self) -> "GpuSpec":

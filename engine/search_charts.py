@@ -14,11 +14,16 @@ AXES = {"cost-p99": ("tco_usd", "p99_ms", "TCO over the cost period (USD)", "p99
                              "SLA-bounded throughput (requests/s)")}
 
 
+def _finite(v) -> bool:
+    """A plottable value: queries per USD is None for a design meeting no SLA (engine.cost.priced_rate)."""
+    return v is not None and math.isfinite(v)
+
+
 def front_scatter(result: SearchResult, front: str) -> go.Figure:
     """All evaluated designs (grey), the Pareto front (line) and the two best designs (stars)."""
     x, y, xt, yt = AXES[front]
     f = result.front(front)
-    ok = [r for r in result.designs if r.error is None and math.isfinite(getattr(r, x)) and math.isfinite(getattr(r, y))]
+    ok = [r for r in result.designs if r.error is None and _finite(getattr(r, x)) and _finite(getattr(r, y))]
     fig = go.Figure(go.Scatter(x=[getattr(r, x) for r in ok], y=[getattr(r, y) for r in ok], mode="markers",
                                name="designs", marker=dict(color="#BAB0AC", size=6), text=[r.label for r in ok],
                                hovertemplate="%{text}<br>%{x:,.4g}, %{y:,.4g}<extra></extra>"))

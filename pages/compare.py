@@ -90,6 +90,8 @@ st.table(inputs)
 
 
 def _cell(value, delta, base: bool) -> str:
+    if value is None:  # e.g. queries per USD of a design that meets the SLA at no load
+        return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
@@ -121,7 +123,9 @@ for i, name in enumerate(cmp.names):
                                     i == cmp.baseline)
 st.table(pd.DataFrame(rows))
 st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at "
-           "each design's SLA percentile and offered load; cost at the SLA-bounded throughput."
+           f"each design's SLA percentile and offered load; every design's cost is priced at {md(cmp.cost_basis)}"
+           + "".join(f"; {md(n)}: no queries per USD ({md(r['no cost value'])})"
+                     for n, r in zip(cmp.names, cmp.results) if r["no cost value"]) + "."
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")

@@ -70,11 +70,14 @@ m = st.columns(3) + st.columns(3)
 m[0].metric(f"TCO ({view.inputs.years:g} years)", f"${r.tco_usd:,.0f}")
 m[1].metric("CAPEX", f"${r.capex_usd:,.0f}")
 m[2].metric("OPEX (energy)", f"${r.opex_usd:,.0f}", help=f"{r.energy_kwh:,.0f} kWh at the wall")
-m[3].metric("Queries per dollar", f"{r.queries_per_usd:,.0f}", help="PREBA's cost-efficiency: throughput x time / TCO")
-m[4].metric("Queries per joule", f"{r.queries_per_joule:,.2f}", help="throughput / wall power")
+none = f"; none: {view.no_value_reason}" if view.no_value_reason else ""
+m[3].metric("Queries per dollar", "—" if view.queries_per_usd is None else f"{view.queries_per_usd:,.0f}",
+            help="PREBA's cost-efficiency: throughput x time / TCO" + none)
+m[4].metric("Queries per joule", "—" if view.queries_per_joule is None else f"{view.queries_per_joule:,.2f}",
+            help="throughput / wall power" + none)
 m[5].metric("Wall power", f"{r.wall_power_w:,.0f} W", help=f"IT power {r.it_power_w:,.0f} W x PUE")
 st.caption(f"Priced at {view.basis}: {view.throughput_rps:,.0f} requests/s of a {view.capacity_rps:,.0f} requests/s "
-           f"capacity.")
+           f"capacity" + (f" ({view.no_value_reason}: no queries per dollar)." if view.no_value_reason else "."))
 
 c = st.columns(2)
 with c[0]:

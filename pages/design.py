@@ -176,8 +176,10 @@ m[1].metric("Capacity", f"{ev['capacity_rps']:,.0f} req/s", help="throughput at 
 m[2].metric(f"p{pct:g} at offered load", f"{ev['sla']['latency_at_rate_ms']:,.2f} ms" if ev["stable"] else "unstable")
 m[3].metric("Bottleneck", ev["bottleneck"])
 m[4].metric(f"TCO ({ev['cost']['years']:g} years)", f"${ev['cost']['tco_usd']:,.0f}")
-m[5].metric("Queries per dollar", f"{ev['cost']['queries_per_usd']:,.0f}",
-            help="at the SLA-bounded throughput over the cost period")
+qpd = ev["cost"]["queries_per_usd"]
+m[5].metric("Queries per dollar", "—" if qpd is None else f"{qpd:,.0f}",
+            help=f"at {ev['cost_basis']} over the cost period"
+            + (f"; none: {ev['cost_no_value_reason']}" if ev["cost_no_value_reason"] else ""))
 if not ev["stable"]:
     st.error(f"Unstable at the offered load: {md(ev['unstable_reason'])}. Lower the load or add capacity.")
 elif not ev["sla"]["met"]:
@@ -228,8 +230,9 @@ with c[0]:
 with c[1]:
     st.subheader("Utilisation")
     st.plotly_chart(utilization_bar(ev["utilization"]), key="d_util")
-    st.caption("Stages: offered load over capacity. Partitions ('gpu:'): busy fraction at the batch size the "
-               "load produces, so a partition can be busy while the GPU still has headroom in larger batches.")
+    st.caption("Busy fraction, as the simulator reports it. Stages: offered load over capacity. Partitions "
+               "('gpu:'): busy fraction at the batch size the load produces, so a partition can be busy while the "
+               "GPU still has headroom in larger batches; the accelerator: the mean of its partitions.")
 cores = {k.replace(" (cores)", ""): v for k, v in ev["host_cpu"].items()
          if k.endswith("(cores)") and not k.startswith(("used", "free", "reserved"))}
 st.subheader("Host CPU")

@@ -153,4 +153,9 @@ def test_text_model_with_default_cpu_preprocessing_gives_rpc_every_free_core(ctx
 def test_gpu_decode_counts_every_gpu(ctx):
     one, two = (evaluate({"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "count": n, "layout": ["1g.10gb"] * 7},
                           "preprocessing": {"device": "gpu"}}, ctx) for n in (1, 2))
+    # issue 12: 1g slices have no JPEG engine, so decode is charged to each slice's own SMs (the GPU stage)
+    assert "preprocess:gpu" not in one.stage_capacity_rps
+    assert two.stage_capacity_rps["gpu"] == pytest.approx(2 * one.stage_capacity_rps["gpu"])
+    one, two = (evaluate({"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "count": n, "layout": ["7g.80gb"]},
+                          "preprocessing": {"device": "gpu"}}, ctx) for n in (1, 2))  # a JPEG engine per GPU
     assert two.stage_capacity_rps["preprocess:gpu"] == pytest.approx(2 * one.stage_capacity_rps["preprocess:gpu"])

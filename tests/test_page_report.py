@@ -58,7 +58,8 @@ def test_defaults_preview_the_current_design_with_downloads(page, store):
     ev = evaluate(DEFAULT_SCENARIO, Context.from_store(store))
     assert designs["capacity_rps"].tolist() == [ev.capacity_rps]  # the engine's number, not the page's
     prov = _frame(page, "rep_provenance")
-    assert set(prov["profile_kind"]) == {"derived"} and prov["source"].str.len().min() > 10
+    # issue 12: the 1g curves extend past the slice law's support (saturated reference): the curve says so
+    assert set(prov["profile_kind"]) <= {"derived", "derived-extrapolated"} and prov["source"].str.len().min() > 10
 
 
 def test_static_formats_follow_chromium(page):

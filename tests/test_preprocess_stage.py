@@ -110,7 +110,12 @@ def test_gpu_decode_uses_jpeg_engines_only_where_the_profile_has_them(points, ca
     spec = PreprocessingSpec(device="gpu")
     hw = preprocess_stage(spec, IMAGE, points, 30, partitions=me)
     sw = preprocess_stage(spec, IMAGE, points, 30, partitions=plain)
-    assert hw.capacity_rps > 10 * sw.capacity_rps and 0 < hw.host_cpu_s < sw.host_cpu_s
+    # issue 12: CUDA decode on a slice's own SMs is charged to its inference time, not to a stage of its own
+    from engine.stages.preprocess import CostTable, sm_decode_s_per_item
+
+    on_sms = sm_decode_s_per_item("image", spec.image_megapixels, CostTable(points), plain[0])
+    assert sw.capacity_rps == float("inf") and sw.service_s == 0 and on_sms > 0
+    assert hw.capacity_rps > 10 / on_sms and 0 < hw.host_cpu_s < sw.host_cpu_s
     full = preprocess_stage(spec, IMAGE, points, 30, partitions=decode_partitions(a100))
     assert 7000 < full.capacity_rps < 8500  # the A100's batched hardware decoder, ~7.8k img/s
     assert full.latency_s == pytest.approx(0.6006e-3 * 0.37 / 0.372476)
@@ -184,8 +189,10 @@ def test_preba_cpu_is_the_bottleneck_of_seven_small_slices(store, points, catalo
     assert dpu.capacity_rps >= gpu_total and dpu.host_cpu_s * gpu_total < 1  # under one core of driver work
     assert preprocess_stage(PreprocessingSpec(device="none"), IMAGE, points, 30).capacity_rps > gpu_total
     slices = decode_partitions(catalog.gpu("A100-SXM4-40GB"), ["1g.5gb"] * 7)
-    assert preprocess_stage(PreprocessingSpec(device="gpu"), IMAGE, points, 30,
-                            partitions=slices).capacity_rps < gpu_total  # no JPEG engine on 1g.5gb
+    from engine.stages.preprocess import CostTable, sm_decode_s_per_item
+
+    # no JPEG engine on 1g.5gb: CUDA decode on the slices' SMs (charged to their inference time, issue 12)
+    assert 7 / sm_decode_s_per_item("image", 0.37, CostTable(points), slices[0]) < gpu_total
     assert isinstance(slices[0], DecodePartition)
 
 

@@ -122,9 +122,13 @@ def test_derived_partition_has_reference_and_fit(book):
     assert 0 < one_g.utilization <= 1
 
 
-def test_derived_range_is_refused_beyond_equivalent_batch(book):
+def test_derived_range_is_refused_beyond_the_memory_limit(book):
+    # issue 12: a saturated reference lets the slice law extrapolate in batch (derived-extrapolated), but
+    # never past the memory limit
+    limit = book.memory_limit("resnet50", "A100-SXM4-80GB", "1g.10gb")
+    assert book.predict("resnet50", "A100-SXM4-80GB", "1g.10gb", 200).provenance == "derived-extrapolated"
     with pytest.raises(ProfileError, match="extrapolation is refused"):
-        book.predict("resnet50", "A100-SXM4-80GB", "1g.10gb", 200)
+        book.predict("resnet50", "A100-SXM4-80GB", "1g.10gb", limit + 1)
 
 
 def test_cross_gpu_only_on_request(book):

@@ -36,6 +36,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is not a pack
 from profile_facts import (ALLOWED_SKUS, DLE, DLE_TABLES, GPU_PRIM, KINDS, MODELS, P_EXTRA, P_NOTE,  # noqa: E402
                            P_SKIP, POINT, PRICE_EXTRA, RPC_SPLIT, SEED_FIGS, SIZES, SKUS, SPLITRPC)
 from curate_load_points import load_points  # noqa: E402
+from engine.profiles.curves import THROUGHPUT_FALLS, TAIL_BELOW_MEAN, point_flags  # noqa: E402
+
+SERIES = ("model", "sku", "partition", "precision", "framework", "input_len")
+CONSEQUENCE = {TAIL_BELOW_MEAN: "the engine sets the published tails aside", THROUGHPUT_FALLS: "never a knee"}
+FLAG_PREFIX = "FLAGGED: "
+
+
+def flag_points(points: list[dict]) -> int:
+    """Append the data checks each series fails (engine.profiles.curves.point_flags: published tails below the
+    mean, throughput falling at the largest batch) to the notes of its rows, so the store carries them beside
+    the numbers; the engine applies the same checks when it builds a curve. Returns the rows flagged."""
+    if not points:
+        return 0
+    df = pd.DataFrame(points)
+    df["_series"] = ["|".join(str(p[k]) for k in SERIES) for p in points]
+    flagged = 0
+    for _, g in df.groupby("_series", sort=False):
+        g = g.astype({c: float for c in ("batch", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms") if c in g})
+        flags = point_flags(g)
+        if not flags:
+            continue
+        for i in g.index:
+            note = points[i]["note"] or ""
+            points[i]["note"] = note + ("; " if note else "") + FLAG_PREFIX + ", ".join(
+                f"{f} ({CONSEQUENCE[f]})" for f in flags)
+            flagged += 1
+    return flagged
 
 
 # ----------------------------------------------------------------------------- models
@@ -329,6 +356,7 @@ def main(argv=None) -> int:
     for p in points:
         if p["model"] not in names or p["sku"] not in ALLOWED_SKUS:
             raise SystemExit(f"latency point with unknown model/sku: {p['model']} {p['sku']}")
+    print(f"flagged {flag_points(points)} latency points (data checks)")
     loads = load_points(a.sources)
     for p in loads:
         if p["model"] not in names or p["sku"] not in ALLOWED_SKUS:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from statistics import NormalDist
 
 import numpy as np
@@ -11,6 +12,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import GpuSide, build_gpu_side
+from engine.catalog import MigContention, busy_slices_factor, mig_contention
 from engine.scenario import Scenario, SchedulerPolicy
 from engine.stages import StageCost
 
@@ -71,10 +73,46 @@ def sla_of(scenario: Scenario) -> float:
     return ms / 1e3
 
 
+def contention_of(scenario: Scenario) -> Optional[MigContention]:
+    """The all-slices contention of a MIG-partitioned scenario (None for a whole GPU, GPU% shares or FPGAs):
+    the scenario's `gpu.mig_contention` if set, else the GPU family's published value (engine.catalog)."""
+    g = scenario.gpu
+    if scenario.fpga is not None or g is None or (g.layout is None and g.layouts is None):
+        return None
+    published = mig_contention(g.sku, scenario.model)
+    if g.mig_contention is None:
+        return published
+    return MigContention(factor=g.mig_contention, slices=published.slices, basis="set in the scenario",
+                         source=None)
+
+
+def with_contention(gpu: GpuSide, contention: Optional[MigContention]) -> tuple[GpuSide, tuple[str, ...]]:
+    """The GPU side with every MIG instance slowed by the cost of its GPU's other instances being busy at once.
+
+    Service times (mean and tail) are divided by the slice's throughput factor
+    (engine.catalog.busy_slices_factor: 1.0 alone, the published all-slices
+    factor with every slice busy). Returns the side and a note saying so.
+    """
+    if contention is None or contention.factor >= 1.0:
+        return gpu, ()
+    per_gpu = Counter(p.gpu_index for p in gpu.partitions)
+    if max(per_gpu.values()) <= 1:
+        return gpu, ()
+    parts = []
+    for p in gpu.partitions:
+        f = busy_slices_factor(contention.factor, per_gpu[p.gpu_index], contention.slices)
+        parts.append(p.model_copy(update={"mean_s": p.mean_s / f, "tail_s": p.tail_s / f}))
+    note = (f"MIG all-slices contention: each slice serves at {contention.factor:.3f} of its alone throughput with "
+            f"{contention.slices} slices busy (linear in the busy instances between; {contention.basis}); "
+            "gpu.mig_contention = 1.0 turns it off")
+    return gpu.with_partitions(tuple(parts)), (note,)
+
+
 def prepare(scenario: Scenario, book) -> Design:
     """The GPU side of a design (partitions, batching parameters, query sizes, SLA), without host stages;
     engine.analytic.pipeline.build_design adds those with with_host()."""
-    gpu = build_gpu_side(scenario, book)
+    gpu, contention_notes = with_contention(build_gpu_side(scenario, book), contention_of(scenario))
+    gpu = gpu.model_copy(update={"notes": gpu.notes + contention_notes})
     pmf = query_size_pmf(scenario)
     return Design(scenario=scenario, host_stages=(), gpu=gpu, gpu_overhead_s=0.0,
                   scheduler=scenario.scheduler.policy, q_pmf=pmf,
@@ -89,6 +127,18 @@ def with_overhead(gpu: GpuSide, gpu_overhead_s: float) -> GpuSide:
     return gpu.with_partitions(tuple(
         p.model_copy(update={"mean_s": p.mean_s + gpu_overhead_s, "tail_s": p.tail_s + gpu_overhead_s})
         for p in gpu.partitions))
+
+
+def with_sm_decode(gpu: GpuSide, charges: dict[str, float]) -> GpuSide:
+    """The GPU side with each partition's own-SM preprocessing charged to its batches: a batch of b items costs
+    b x charges[partition] seconds more (engine.stages.preprocess.sm_decode_s_per_item), mean and tail."""
+    if not charges:
+        return gpu
+    parts = []
+    for p in gpu.partitions:
+        extra = charges.get(p.name, 0.0) * np.arange(1, len(p.mean_s) + 1)
+        parts.append(p.model_copy(update={"mean_s": p.mean_s + extra, "tail_s": p.tail_s + extra}))
+    return gpu.with_partitions(tuple(parts))
 
 
 def with_host(design: Design, scenario: Scenario, host_stages: tuple[StageCost, ...], gpu_overhead_s: float,

@@ -17,6 +17,7 @@ from engine.analytic.lengths import LengthDistribution, expected_padded_cost, pa
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
+from engine.profiles.service import batch_provenance
 from engine.profiles.knee import KneeRule
 from engine.scenario import BatchingPolicy, Scenario, require_gpu
 
@@ -206,12 +207,12 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
             cache[name] = (curve, grid, knee) + _service_tables(scenario, book, name, curve, grid, lengths, pct)
         curve, grid, knee, mean_s, tail_s, sigma = cache[name]
         cap = _batch_cap(scenario, knee.batch, len(grid))
-        parts.append(Partition(gpu_index=g, name=name, label=label, provenance=curve.provenance, max_batch=cap,
-                               knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=mean_s, tail_s=tail_s,
-                               jitter_sigma=sigma))
+        parts.append(Partition(gpu_index=g, name=name, label=label, provenance=batch_provenance(curve, cap),
+                               max_batch=cap, knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=mean_s,
+                               tail_s=tail_s, jitter_sigma=sigma))
     policy = scenario.batching.policy
     tq = _time_queue(scenario, parts)
-    if any(p.provenance == "derived" for p in parts):
+    if any(p.provenance.startswith("derived") for p in parts):
         notes.append("some partitions have no own points: service times derived with the slice law")
     return GpuSide(partitions=tuple(parts), policy=policy, time_queue_s=tq, knee_rule=KNEE_RULE.value,
                    input_len=length, notes=tuple(notes))

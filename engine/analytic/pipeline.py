@@ -17,11 +17,11 @@ from typing import Optional
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from engine.analytic.design import Design, prepare, with_host, with_overhead
+from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.profiles import ProfileBook
 from engine.scenario import PreprocessDevice, Scenario
 from engine.stages import StageCost
-from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage
+from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage, sm_decode_charges
 from engine.stages.rpc import rpc_path, rpc_stage
 
 
@@ -85,6 +85,9 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     those plus host, preprocessing and RPC path: both are memoised in the context, so a sweep over a
     design space pays for each distinct part once.
     """
+    from engine.fpga.backend import with_board_completion
+
+    scenario = with_board_completion(scenario)  # an FPGA completes as its board does, not as the GPU path spins
     accel = scenario.gpu if scenario.fpga is None else scenario.fpga
     gpu_key = ("gpu", scenario.model, scenario.precision, accel.model_dump_json(), scenario.batching,
                scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
@@ -105,8 +108,21 @@ def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key
     host_key = ("host", scenario.model, _accelerator_name(scenario), q, b, t1, design0.gpu.input_len, decode_on,
                 scenario.host, scenario.preprocessing, rpc_json)
     stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
-    gpu = ctx.memo(("gpu+", gpu_key, overhead), lambda: with_overhead(design0.gpu, overhead))
+    charges = _sm_decode(scenario, ctx, design0, decode_on)  # decode on a slice's SMs is its inference time too
+    gpu = ctx.memo(("gpu+", gpu_key, overhead, tuple(sorted(charges.items()))),
+                   lambda: with_sm_decode(with_overhead(design0.gpu, overhead), charges))
     return stages, overhead, notes, gpu
+
+
+def _sm_decode(scenario: Scenario, ctx: Context, design0: Design, decode_on: tuple) -> dict[str, float]:
+    """{partition: SM seconds per item} of GPU preprocessing that runs on the partitions' own SMs."""
+    if not decode_on or scenario.fpga is not None:
+        return {}
+    row = ctx.memo(("model", scenario.model), lambda: _model_row(ctx.book, scenario.model))
+    audio_s = design0.gpu.input_len if row.get("preprocess") == "audio" else None
+    parts = decode_partitions(ctx.book.catalog.gpu(scenario.gpu.sku), decode_on)
+    return ctx.memo(("sm-decode", scenario.preprocessing, scenario.model, scenario.gpu.sku, decode_on, audio_s),
+                    lambda: sm_decode_charges(scenario.preprocessing, row, ctx.cost_table(), parts, audio_s))
 
 
 def _decode_instances(scenario: Scenario) -> tuple[str, ...]:

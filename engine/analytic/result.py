@@ -5,12 +5,17 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.design import Design
+from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
+from engine.analytic.design import Design, contention_of, prepare, with_overhead
 from engine.analytic.evaluate import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
 from engine.analytic.pipeline import Context, build_design
-from engine.cost import CostResult, fpga_price_defaults, inputs_from_spec, price_defaults, servers_for, tco
+from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
+                         inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
+from engine.errors import KneepointError
+from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
 _MS = 1e3
@@ -28,7 +33,8 @@ class Evaluation(BaseModel):
     capacity_rps: float
     bottleneck: str
     stage_capacity_rps: dict[str, float]
-    utilization: dict[str, float]  # per stage, and per partition as 'gpu:<label>'
+    utilization: dict[str, float]  # busy fraction per stage, the accelerator (mean of its partitions) and each
+    # partition ('gpu:<label>'), as engine.sim reports it; the offered load over capacity is rate_rps / capacity_rps
     latency_ms: dict[str, float]  # mean, p50, p95, p99 (inf when unstable)
     breakdown_ms: dict[str, float]  # mean time per component
     sla: dict[str, float | bool]  # latency_ms (bound), percentile, met, latency_at_rate_ms, sla_bounded_rps
@@ -36,32 +42,46 @@ class Evaluation(BaseModel):
     batching: dict[str, object]  # policy, Batch_max per partition, Time_queue, knee rule
     partitions: list[dict[str, object]]
     host_cpu: dict[str, float]  # cores used per consumer, free, total
-    cost: dict[str, float]
+    cost: dict[str, Optional[float]]  # USD, W, queries; queries_per_usd and queries_per_joule are None when the
+    # design serves nothing on the cost basis (cost_no_value_reason says why)
     notes: list[str]
+    cost_basis: str = COST_BASIS_NAMES[CostBasis.SLA_BOUNDED]  # the throughput the cost is priced at, in words
+    cost_no_value_reason: Optional[str] = None
+    # a MIG layout's slices at their best batch under the SLA against the whole GPU at its best batch
+    mig_vs_whole: Optional[MigVsWhole] = None
 
 
 def _finite(x: float) -> float:
     return x if math.isfinite(x) else math.inf
 
 
-def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) -> Evaluation:
+def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
+                    cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
     sc = design.scenario
     rate = sc.workload.arrival.rate_rps if rate is None else rate
     cap, bottleneck, caps = capacity(design)
     pt = at_rate(design, rate)
     sla_rps = sla_bounded_rate(design)
     util = {s.name: s.utilization for s in pt.stages}
-    util[design.accelerator] = pt.gpu.utilization
+    # busy fraction, as the simulator reports it: a stage's offered load over capacity is its busy fraction
+    # (rho = lambda / (c mu)); a batching accelerator's is the mean of its partitions' busy fractions
+    parts_busy = pt.gpu.partition_utilization
+    util[design.accelerator] = float(np.mean(parts_busy)) if len(parts_busy) else pt.gpu.utilization
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
         util[f"{design.accelerator}:{p.label}"] = u
     free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
     cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
     host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),
                 "free for serving (cores)": float(free), "reserved (cores)": float(sc.host.cpu_reserved_cores)}
-    cost = _cost(design, ctx, sla_rps if sla_rps > 0 else min(rate, cap))
+    priced = priced_rate(cost_basis, sla_rps, cap, rate)
+    cost = _cost(design, ctx, priced)
     lat = {k: v * _MS for k, v in pt.latency_s.items() if k != "sla"}
     sla_ms = design.sla_s * _MS
     met = pt.stable and pt.latency_s["sla"] <= design.sla_s
+    check = mig_check(design, ctx)
+    flagged = () if check is None else tuple(n for n in (comparison_note(check), flag_note(check)) if n)
+    flagged += (f"cost priced at {priced.basis}" + (f": no queries per USD or per joule ({priced.no_value_reason})"
+                                                    if priced.no_value_reason else ""),)
     parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
               "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
               "service_ms": p.service(b) * _MS, "utilization": u}
@@ -76,7 +96,57 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None) 
         sla_bounded_rps=sla_rps,
         batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
                   "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
-        partitions=parts, host_cpu=host_cpu, cost=cost, notes=list(dict.fromkeys(design.notes + _scheduler_notes(design))))
+        partitions=parts, host_cpu=host_cpu, cost=cost, cost_basis=priced.basis,
+        cost_no_value_reason=priced.no_value_reason, mig_vs_whole=check,
+        notes=list(dict.fromkeys(design.notes + _scheduler_notes(design) + flagged)))
+
+
+def mig_check(design: Design, ctx: Context) -> Optional[MigVsWhole]:
+    """A MIG design's slices and its whole GPU, each at the batch it can best use under the SLA (None for a
+    whole GPU, GPU% shares, FPGAs, or when the whole GPU has no curve)."""
+    sc = design.scenario
+    if contention_of(sc) is None:
+        return None
+    whole_sc = sc.model_copy(update={"gpu": sc.gpu.model_copy(update={"layout": None, "layouts": None})})
+    try:
+        whole = ctx.memo(("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len,
+                          sc.workload.sla.percentile), lambda: prepare(whole_sc, ctx.book))
+    except KneepointError:
+        return None
+    part = with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0]
+    return compare_with_whole(design.gpu.partitions, _extended(part, whole, ctx), design.sla_s)
+
+
+def _extended(part, whole: Design, ctx: Context):
+    """The whole GPU's partition continued past its measured batches along the saturated slope (as the slices'
+    slice law is), up to the memory limit, so both sides of the comparison may use large batches."""
+    sc = whole.scenario
+    length = whole.gpu.input_len
+    try:
+        curve = ctx.book.curve(sc.model, sc.gpu.sku, "full", sc.precision, input_len=_profiled(ctx, sc, length))
+    except KneepointError:
+        return part
+    limit = ctx.book.memory_limit(sc.model, sc.gpu.sku, "full", length)
+    n = len(part.mean_s)
+    if curve.fit is not None or limit is None or limit <= n or len(curve.batches) < 2:
+        return part
+    fit = fit_slice_law(curve.batches, curve.mean_s)
+    if not is_saturated(fit, curve.batches, curve.mean_s):
+        return part
+    more = np.arange(n + 1, limit + 1)
+    mean = continue_saturated(fit, n, float(part.mean_s[-1]), more)
+    tail = mean * float(part.tail_s[-1] / part.mean_s[-1])
+    return part.model_copy(update={"mean_s": np.concatenate([part.mean_s, mean]),
+                                   "tail_s": np.concatenate([part.tail_s, tail])})
+
+
+def _profiled(ctx: Context, sc: Scenario, length: Optional[float]) -> Optional[float]:
+    """The profiled input length the GPU side priced at (None for fixed-size inputs)."""
+    if length is None:
+        return None
+    src = ctx.book._source(sc.model, sc.gpu.sku, "full", sc.precision, None, False)
+    lengths = ctx.book.lengths(sc.model, *src)
+    return next((l for l in lengths if l >= length - 1e-9), lengths[-1])
 
 
 def _scheduler_notes(design: Design) -> tuple[str, ...]:
@@ -87,7 +157,10 @@ def _scheduler_notes(design: Design) -> tuple[str, ...]:
     return ()
 
 
-def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
+def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optional[float]]:
+    """TCO and efficiency at the priced rate; queries per USD and per joule are None when the design serves
+    nothing on the basis (e.g. it meets the SLA at no load)."""
+    throughput = priced.throughput_rps
     sc = design.scenario
     smartnic = sc.rpc.preset in (RpcPreset.LYNX_SNIC, RpcPreset.SPLITRPC_SNIC)
     if sc.fpga is None:
@@ -100,7 +173,8 @@ def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
         defaults = ctx.memo(("fpga-prices", sc.fpga.board, sc.fpga.boards, smartnic), lambda: fpga_price_defaults(
             ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))
     gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
-    pt = at_rate(design, max(throughput, 1e-6))
+    cap = capacity(design)[0]
+    pt = at_rate(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
     free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
@@ -112,17 +186,21 @@ def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
                               dpu_util=min(1.0, dpu_util), nics=servers_for(gpus + fpgas), fpgas=fpgas,
                               fpga_util=accel_util)
     r: CostResult = tco(inputs)
+    none = priced.no_value_reason is not None
     return {"capex_usd": r.capex_usd, "opex_usd": r.opex_usd, "tco_usd": r.tco_usd,
-            "queries_per_usd": r.queries_per_usd, "queries_per_joule": r.queries_per_joule,
+            "queries_per_usd": None if none else r.queries_per_usd,
+            "queries_per_joule": None if none else r.queries_per_joule,
             "wall_power_w": r.wall_power_w, "throughput_rps": throughput, "years": sc.cost.years,
             **{f"capex:{k}": v for k, v in r.capex_breakdown_usd.items()}}
 
 
-def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float] = None) -> Evaluation:
-    """Validate (if needed) and evaluate a scenario analytically at its arrival rate (or `rate`)."""
+def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float] = None,
+             cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
+    """Validate (if needed) and evaluate a scenario analytically at its arrival rate (or `rate`), priced at
+    `cost_basis` (default: the SLA-bounded throughput)."""
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)
-    return evaluate_design(build_design(scenario, ctx), ctx, rate)
+    return evaluate_design(build_design(scenario, ctx), ctx, rate, cost_basis)
 
 
 def curve(scenario: Scenario, ctx: Context, lo: float, hi: float, n: int) -> list[RatePoint]:

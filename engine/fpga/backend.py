@@ -103,3 +103,16 @@ def build_fpga_side(scenario: Scenario, book) -> GpuSide:
                      "request at a time (EIF batch 1)")
     return GpuSide(partitions=parts, policy=BatchingPolicy.NONE, time_queue_s=0.0, knee_rule=KNEE_RULE,
                    input_len=None, notes=tuple(notes))
+
+
+def with_board_completion(scenario: Scenario) -> Scenario:
+    """An FPGA scenario whose RPC path completes as its board does (FpgaBoard.completion), unless the scenario
+    sets rpc.completion itself: the GPU presets spin-wait, which would hold a host core for the whole
+    accelerator time of every request. Other scenarios are returned unchanged."""
+    if scenario.fpga is None or scenario.rpc.completion is not None:
+        return scenario
+    try:
+        done = board(scenario.fpga.board).completion
+    except FpgaModelError:
+        return scenario  # the GPU side names the bad board
+    return scenario.model_copy(update={"rpc": scenario.rpc.model_copy(update={"completion": done})})

@@ -51,6 +51,10 @@ class FpgaBoard(BaseModel):
     pcie_lanes: int = Field(ge=1, le=16)
     board_power_w: float = Field(gt=0, description="total board power at full load")
     source: str
+    # how the host learns a request is done (engine.stages.rpc completion kinds); not the GPU path's spin: the
+    # OPAE driver of the Intel PAC delivers an interrupt the waiting thread sleeps on (fpgaRegisterEvent,
+    # FPGA_EVENT_INTERRUPT), so no core is held for the accelerator's time (an assumption: EIF does not say)
+    completion: str = Field("blocking", pattern="^(blocking|callback|polling|spin)$")
 
 
 BOARDS: dict[str, FpgaBoard] = {

@@ -34,7 +34,7 @@ class Curve(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     key: CurveKey
-    provenance: str  # measured | published | derived (mixed measured+published reads 'published')
+    provenance: str  # measured | published | derived | derived-extrapolated (mixed measured+published: 'published')
     batches: tuple[int, ...]  # profiled batches, or the derived range's end points
     mean_s: tuple[float, ...]
     tails_s: dict[int, tuple[float, ...]]  # percentile -> latency at each batch; only those published
@@ -45,6 +45,18 @@ class Curve(BaseModel):
     fit: Optional[SliceFit] = None
     cross_gpu: bool = False
     tail_ratio: dict[int, float] = {}  # derived: the reference's published tail/mean ratio (median)
+    # derived-extrapolated only: the end of the law's support (reference max batch x SM share) and the
+    # relative uncertainty of service times beyond it (slicelaw.extrapolation_uncertainty)
+    law_max_batch: Optional[int] = None
+    extrapolation_rel_uncertainty: Optional[float] = None
+    # data checks that failed (point_flags): a series with p99 below its mean has its published tails set aside
+    # (the jitter model answers from the mean); a largest batch whose throughput falls is never a knee
+    flags: tuple[str, ...] = ()
+    falling_top: bool = False
+
+    @property
+    def extrapolated(self) -> bool:
+        return self.law_max_batch is not None and self.max_batch > self.law_max_batch
 
     @property
     def min_batch(self) -> int:
@@ -92,18 +104,53 @@ class Curve(BaseModel):
         return np.asarray(batch, dtype=float) / self.mean(batch)
 
 
+TAIL_BELOW_MEAN = "p99 below the mean"
+THROUGHPUT_FALLS = "throughput falls at the largest batch"
+
+
+def p99_below_mean(points) -> bool:
+    """Whether a series publishes a p99 latency below its mean at some batch (ms): only a distribution with 1 %
+    of requests far beyond the rest could do that, so the published mean and tails disagree (e.g. the DLE
+    TF1 BERT tables on A100-40GB, whose mean is above p90 at every batch)."""
+    col = points.get("p99_ms")
+    return bool(col is not None and col.notna().all() and (col.astype(float) < points["mean_ms"].astype(float)).any())
+
+
+def tails_below_mean(points) -> list[int]:
+    """The published percentiles not to use: all of them when p99 is below the mean (they disagree with the
+    mean the engine prices batches at; the jitter model answers from the mean instead), else none."""
+    return list(PERCENTILES) if p99_below_mean(points) else []
+
+
+def throughput_falls_at_top(points) -> bool:
+    """Whether a series' throughput (items/s, batch / mean) is lower at its largest batch than at the one before."""
+    g = points.sort_values("batch")
+    if len(g) < 2:
+        return False
+    x = g["batch"].astype(float) / g["mean_ms"].astype(float)
+    return bool(x.iloc[-1] < x.iloc[-2])
+
+
+def point_flags(points) -> list[str]:
+    """The data checks one series fails, in words (tools/curate_profiles.py writes them into the rows' notes)."""
+    flags = [TAIL_BELOW_MEAN] if p99_below_mean(points) else []
+    return flags + ([THROUGHPUT_FALLS] if throughput_falls_at_top(points) else [])
+
+
 def curve_from_points(key: CurveKey, points) -> Curve:
-    """Build a Curve from latency-point rows (a DataFrame of one series), ms -> s."""
+    """Build a Curve from latency-point rows (a DataFrame of one series), ms -> s, with its data checks."""
     g = points.sort_values("batch")
     if g["batch"].duplicated().any():
         raise ValueError(f"series {key} has repeated batch sizes")
+    suspect = set(tails_below_mean(g))
     tails = {}
     for q in PERCENTILES:
         col = g.get(f"p{q}_ms")
-        if col is not None and col.notna().all():
+        if col is not None and col.notna().all() and q not in suspect:
             tails[q] = tuple(float(v) / 1e3 for v in col)
     kinds = set(g["kind"])
     provenance = "measured" if kinds == {"measured"} else "published" if "published" in kinds else sorted(kinds)[0]
     return Curve(key=key, provenance=provenance, batches=tuple(int(b) for b in g["batch"]),
                  mean_s=tuple(float(v) / 1e3 for v in g["mean_ms"]), tails_s=tails,
-                 sources=tuple(dict.fromkeys(g["source"])))
+                 sources=tuple(dict.fromkeys(g["source"])), flags=tuple(point_flags(g)),
+                 falling_top=throughput_falls_at_top(g))

@@ -25,7 +25,7 @@ from engine.catalog import Catalog, Gpu, UnknownNameError
 from engine.profiles.curves import Curve, CurveKey, curve_from_points
 from engine.profiles.interp import OutOfRange, interp_length
 from engine.profiles.knee import KneeRule, knee_curve, knee_utilization, utilization
-from engine.profiles.slicelaw import fit_slice_law
+from engine.profiles.slicelaw import extrapolation_uncertainty, fit_slice_law, is_saturated
 from engine.errors import KneepointError
 
 PRECISION_PREFERENCE = ("fp16", "amp", "int8", "bf16", "tf32", "fp32")
@@ -51,13 +51,15 @@ class Prediction(BaseModel):
     tail_source: str
     throughput: float  # items/s, batches back to back
     utilization: float  # throughput / saturated throughput of this curve, 0..1
-    provenance: str  # measured | published | derived
+    provenance: str  # measured | published | derived | derived-extrapolated
     reference: Optional[str]  # 'sku partition precision framework' of the reference curve
     sm_ratio: Optional[float]
     fit_rms_rel_error: Optional[float]
     cross_gpu: bool
     memory_max_batch: Optional[int]
     sources: tuple[str, ...]
+    extrapolated: bool = False  # batch beyond the slice law's support (reference max batch x SM share)
+    extrapolation_rel_uncertainty: Optional[float] = None
 
 
 class Knee(BaseModel):
@@ -245,15 +247,23 @@ class ProfileBook:
             fit = fit_slice_law(ref.batches, ref.mean_s)
         except ValueError as e:  # e.g. a one-point reference: say which curve could not be scaled
             raise ProfileError(f"{model} on {sku} {partition} cannot be derived from {_label(ref.key)}: {e}") from None
-        top = max(1, math.floor(s * ref.max_batch))
+        law_top = max(1, math.floor(s * ref.max_batch))  # the law's support: the reference's batches, scaled
+        top = law_top
         limit = self.memory_limit(model, sku, partition, input_len)
         if limit is not None:
             if limit < 1:
                 raise ProfileError(f"{model} does not fit in {partition} of {sku} "
                                    f"({self.memory_mb(sku, partition):.0f} MB)")
             top = min(top, limit)
+        extrapolate = (limit is not None and limit > law_top and is_saturated(fit, ref.batches, ref.mean_s))
+        if extrapolate:  # past saturation the law is a straight line: follow it up to the memory limit
+            top = limit
         key = CurveKey(model=model, sku=sku, partition=partition, precision=prec, framework=fw, input_len=input_len)
-        return Curve(key=key, provenance="derived", batches=(1, top), mean_s=(float(fit.t_fixed_s),) * 2,
+        return Curve(key=key, provenance="derived-extrapolated" if extrapolate else "derived",
+                     law_max_batch=law_top if extrapolate else None,
+                     extrapolation_rel_uncertainty=extrapolation_uncertainty(fit, ref.batches, ref.mean_s)
+                     if extrapolate else None,
+                     batches=(1, top), mean_s=(float(fit.t_fixed_s),) * 2,
                      tails_s={}, tail_ratio={q: float(np.median(np.array(v) / np.array(ref.mean_s)))
                                              for q, v in ref.tails_s.items()},
                      sources=ref.sources, reference=ref.key, sm_ratio=s, fit=fit, cross_gpu=ref_sku != sku)
@@ -298,7 +308,7 @@ class ProfileBook:
         try:
             mean = _blend([c.mean(batch)[0] for c in curves], w)
             tails = {q: _blend([c.tail(batch, q)[0] for c in curves], w) for q in (50, 90, 95, 99)}
-            grids = [c.grid() for c in curves]
+            grids = [c.grid(c.law_max_batch) for c in curves]  # utilisation is relative to the law's support
             sat = _blend([float(np.max(c.throughput(g))) for c, g in zip(curves, grids)], w)
         except OutOfRange as e:
             c = curves[0]
@@ -308,10 +318,13 @@ class ProfileBook:
         return Prediction(
             model=model, sku=sku, partition=partition, precision=c.key.precision, framework=c.key.framework,
             batch=batch, input_len=length, mean_s=mean, tail_s=tails, tail_source=c.tail_source(99),
-            throughput=batch / mean, utilization=min(1.0, (batch / mean) / sat), provenance=c.provenance,
+            throughput=batch / mean, utilization=min(1.0, (batch / mean) / sat),
+            provenance=batch_provenance(c, batch),
             reference=_label(c.reference) if c.reference else None, sm_ratio=c.sm_ratio,
             fit_rms_rel_error=c.fit.rms_rel_error if c.fit else None, cross_gpu=c.cross_gpu,
-            memory_max_batch=self.memory_limit(model, sku, partition, length), sources=c.sources)
+            memory_max_batch=self.memory_limit(model, sku, partition, length), sources=c.sources,
+            extrapolated=c.law_max_batch is not None and batch > c.law_max_batch,
+            extrapolation_rel_uncertainty=c.extrapolation_rel_uncertainty)
 
     def batch_time(self, model: str, sku: str, partition: str, lengths, **kw) -> float:
         """Mean service time (s) of a batch of variable-length inputs: it costs as its longest member."""
@@ -339,16 +352,28 @@ class ProfileBook:
         curves, w, _ = self._curves_for_length(model, sku, partition, precision, framework, input_len, cross_gpu)
         c = curves[0]
         grid = c.grid(self.memory_limit(model, sku, partition, input_len))
+        for cv in curves:  # the knee is a latency choice on the law's support, never on extrapolated batches
+            if cv.law_max_batch is not None:
+                grid = grid[grid <= cv.law_max_batch]
         for other in curves[1:]:
             grid = grid[grid <= other.max_batch]
-        if c.fit is None:  # a measured knee is a measured batch size
-            grid = np.array([b for b in c.batches if b in set(grid)])
+        if c.fit is None:  # a measured knee is a measured batch size, never a largest batch whose throughput falls
+            grid = np.array([b for b in c.batches if b in set(grid)
+                             and not (any(cv.falling_top for cv in curves) and b == c.max_batch)])
         x = _blend([cv.throughput(grid) for cv in curves], w)
         y = _blend([cv.tail(grid, percentile) for cv in curves], w)
         i = knee_utilization(grid, x, threshold) if rule == KneeRule.UTILIZATION else knee_curve(x, y)
         return Knee(rule=rule, batch=int(grid[i]), time_s=float(y[i]), percentile=percentile,
                     utilization=float(utilization(x)[i]),
-                    threshold=threshold if rule == KneeRule.UTILIZATION else None, provenance=c.provenance)
+                    threshold=threshold if rule == KneeRule.UTILIZATION else None,
+                    provenance=batch_provenance(c, int(grid[i])))
+
+
+def batch_provenance(curve: Curve, batch: int) -> str:
+    """A derived curve's answer at one batch: 'derived' on the law's support, 'derived-extrapolated' beyond."""
+    if curve.law_max_batch is None:
+        return curve.provenance
+    return "derived-extrapolated" if batch > curve.law_max_batch else "derived"
 
 
 def _blend(values, w: float):

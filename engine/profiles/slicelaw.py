@@ -58,6 +58,54 @@ def fit_slice_law(batches, latencies_s) -> SliceFit:
                     residuals=tuple(float(r) for r in resid), rms_rel_error=float(np.sqrt(np.mean(resid**2))))
 
 
+#: the reference is saturated when its last segment's marginal time per item is within this fraction of the
+#: fitted 1/T: past that point latency grows linearly with batch (the GPU's compute is busy), so the law's
+#: straight line may be followed beyond the measured batches (DESIGN.md section 5; issue 12 item 4)
+SATURATION_TOLERANCE = 0.10
+
+
+def marginal_disagreement(fit: SliceFit, batches, latencies_s) -> float:
+    """|last segment's marginal time per item - 1/T| * T: how far the reference's top is from the linear regime.
+
+    Units: a fraction (0 = the last two points lie on the fitted slope). The
+    last segment is between the two largest batches of the reference curve.
+    """
+    b = np.asarray(batches, dtype=float)
+    t = np.asarray(latencies_s, dtype=float)
+    order = np.argsort(b)
+    b, t = b[order], t[order]
+    if len(b) < 2:
+        return float("inf")
+    marginal = (t[-1] - t[-2]) / (b[-1] - b[-2])
+    return float(abs(marginal * fit.saturated_throughput - 1.0))
+
+
+def is_saturated(fit: SliceFit, batches, latencies_s, tolerance: float = SATURATION_TOLERANCE) -> bool:
+    """Whether the reference curve has reached the linear (saturated) regime at its largest batches."""
+    return marginal_disagreement(fit, batches, latencies_s) <= tolerance
+
+
+def extrapolation_uncertainty(fit: SliceFit, batches, latencies_s) -> float:
+    """Relative uncertainty (fraction) of a service time extrapolated along the law beyond the reference.
+
+    The larger of the fit's RMS relative error and the last segment's
+    disagreement with the fitted slope: beyond the data the slope is all
+    that is left, so its error is the extrapolation's error.
+    """
+    return float(max(fit.rms_rel_error, marginal_disagreement(fit, batches, latencies_s)))
+
+
+def continue_saturated(fit: SliceFit, last_batch: int, last_latency_s: float, batches) -> np.ndarray:
+    """Mean service time (s) beyond a saturated curve's last point, continued at the fitted slope 1/T.
+
+    t(b) = t(last) + (b - last) / T: the measured point anchors the line, so the
+    continuation joins the data without a step (used to find a measured curve's
+    best batch past its measured range; labelled derived-extrapolated).
+    """
+    b = np.asarray(batches, dtype=float)
+    return last_latency_s + (b - last_batch) / fit.saturated_throughput
+
+
 def slice_latency(fit: SliceFit, batch, s: float) -> np.ndarray:
     """Mean service time (s) of a batch on a partition with SM ratio `s` to the reference."""
     if s <= 0:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.profiles.curves import CurveKey, curve_from_points
 from engine.profiles.knee import KneeRule, knee_curve, knee_utilization
-from engine.profiles.service import ProfileBook, ProfileError
+from engine.profiles.service import ProfileBook, ProfileError, batch_provenance
 
 SERIES = ["model", "sku", "partition", "precision", "framework", "input_len"]
 
@@ -51,6 +51,17 @@ class PartitionView(BaseModel):
     unavailable: dict[str, str]  # partition -> why there is no curve
 
 
+def _flags(book: ProfileBook, curve) -> tuple[str, ...]:
+    """The data checks the curve (or, for a derived curve, its reference) fails."""
+    if curve.reference is None:
+        return curve.flags
+    ref = curve.reference
+    try:
+        return book.curve(ref.model, ref.sku, ref.partition, ref.precision, ref.framework, ref.input_len).flags
+    except ProfileError:
+        return ()
+
+
 def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Optional[list[str]] = None,
                        precision: Optional[str] = None, input_len: Optional[float] = None, percentile: int = 95,
                        threshold: float = 0.8, cross_gpu: bool = False) -> PartitionView:
@@ -73,7 +84,7 @@ def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Opti
             grid = np.array([b for b in curve.batches if b <= grid[-1]])
         for b, m, t, x in zip(grid, curve.mean(grid), curve.tail(grid, percentile), curve.throughput(grid)):
             curve_rows.append({"partition": part, "batch": int(b), "mean_ms": m * 1e3, "tail_ms": t * 1e3,
-                               "throughput": x, "provenance": curve.provenance})
+                               "throughput": x, "provenance": batch_provenance(curve, int(b))})
         u, c = knees[KneeRule.UTILIZATION], knees[KneeRule.CURVE]
         summary.append({
             "partition": part, "provenance": pred.provenance, "reference": pred.reference,
@@ -83,6 +94,9 @@ def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Opti
             "knee_util_batch": u.batch, "knee_util_ms": u.time_s * 1e3,
             "knee_curve_batch": c.batch, "knee_curve_ms": c.time_s * 1e3,
             "precision": pred.precision, "framework": pred.framework, "input_len": pred.input_len,
+            "extrapolated_beyond_batch": curve.law_max_batch,
+            "extrapolation_rel_uncertainty": curve.extrapolation_rel_uncertainty,
+            "data_flags": "; ".join(_flags(book, curve)),
         })
     return PartitionView(model=model, sku=sku, percentile=percentile, curves=pd.DataFrame(curve_rows),
                          summary=pd.DataFrame(summary), unavailable=missing)

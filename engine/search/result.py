@@ -34,8 +34,8 @@ class DesignRow(BaseModel):
     tco_usd: float
     capex_usd: float
     opex_usd: float
-    queries_per_usd: float  # at the SLA-bounded throughput (else the served rate), as the Design page
-    queries_per_joule: float
+    queries_per_usd: Optional[float]  # at the SLA-bounded throughput, as the Design page; None if it meets no SLA
+    queries_per_joule: Optional[float]
     error: Optional[str] = None  # the evaluation failed (e.g. the model does not fit a slice)
 
 

@@ -88,6 +88,8 @@ def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarra
         opts = grid.options(i)
         fields = dict(zip(_METRICS, v.tolist()))
         fields.update(stable=bool(fields["stable"]), meets_sla=bool(fields["meets_sla"]))
+        for k in ("queries_per_usd", "queries_per_joule"):  # no value on the cost basis (engine.cost.priced_rate)
+            fields[k] = None if math.isnan(fields[k]) else fields[k]
         if m is None:
             errors.append(f"#{i}: {info}")
         rows.append(DesignRow(index=i, label=" | ".join(o.label for o in opts),

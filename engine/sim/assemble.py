@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from engine.sim import stats
+from engine.sim.hoststages import own_service_ratio
 from engine.sim.result import SimRecords, SimResult
 from engine.sim.workload import WorkloadKind, mlperf_bound_ms
 
@@ -76,7 +77,8 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         breakdown[f"{name}_fixed"] = stage.fixed_s * 1e3
         breakdown[f"{name}_wait"] = float(np.mean((s - en)[measured])) * 1e3
         breakdown[name] = float(np.mean((e - s)[measured])) * 1e3
-        util[name] = stats.overlap(s, e, t0, t1) / (span * k_srv) if k_srv else 0.0
+        # a capped pool's servers stay busy beyond a request's own time there (hoststages.own_service_ratio)
+        util[name] = stats.overlap(s, e, t0, t1) / (span * k_srv) / own_service_ratio(stage) if k_srv else 0.0
     ready, bstart, formed = cols["ready"][measured], cols["batch_start"][measured], cols["batch_formed"][measured]
     bwait = np.maximum(0.0, np.minimum(formed, bstart) - ready)
     breakdown["batching_wait"] = float(bwait.mean()) * 1e3

@@ -7,6 +7,11 @@ averages (engine.analytic.rates.host_stage_point):
 - effective servers c = capacity_rps x service_s (a link or SmartNIC cap may bind before the cores);
   k = max(1, floor(c)) servers, each with mean service k / capacity_rps, as in the Allen-Cunneen
   formula's rounding (engine.analytic.queueing.allen_cunneen_wait);
+- when a cap binds (k / capacity_rps > service_s), the pool's servers are the capped resource (the wire,
+  the SmartNIC's ARM cores): a request waits for one as long as k / capacity_rps per request ahead of it,
+  but its own time there is only service_s: the capped resource's own time per request (wire serialisation,
+  ARM work) is already in fixed_s (engine.stages.rpc), as the analytic model counts it, so it is not added
+  twice (own_service_ratio);
 - service times log-normal with the stage's mean and scv (deterministic when scv = 0);
 - the per-item part of a stage (a preprocessing stage, or the 'preprocess_cpu' share of a shared
   host_cpu pool) scales with the query's items over the mean items per query, so its mean is
@@ -48,6 +53,17 @@ def pool_shape(stage: StageCost) -> tuple[int, float]:
     c = stage.capacity_rps * stage.service_s if math.isfinite(stage.capacity_rps) else stage.servers
     k = max(1, int(math.floor(c + 1e-9)))
     return k, k / stage.capacity_rps if math.isfinite(stage.capacity_rps) else stage.service_s
+
+
+def own_service_ratio(stage: StageCost) -> float:
+    """A request's own service time over its server's occupancy in the pool (a fraction, 1 when no cap binds).
+
+    With a link or SmartNIC cap binding, a pool server is held k / capacity_rps per request, but the request
+    itself spends only service_s there (the capped resource's own time is in fixed_s)."""
+    k, mean = pool_shape(stage)
+    if k == 0 or mean <= 0:
+        return 1.0
+    return min(1.0, stage.service_s / mean)
 
 
 def per_item_fraction(stage: StageCost) -> float:
@@ -118,6 +134,9 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
                 start[order], end[order] = s_o, e_o
             else:
                 start, end = fifo_pool(enter, svc, k)
+            own = own_service_ratio(stage)
+            if own < 1:  # the server stays busy for svc; the request leaves after its own share of it
+                end = start + (end - start) * own
         names.append(stage.name), servers.append(k), enters.append(enter), starts.append(start), ends.append(end)
         t = end
     return HostTimes(names=tuple(names), servers=tuple(servers), enter=tuple(enters), start=tuple(starts),

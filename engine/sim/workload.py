@@ -29,13 +29,13 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.analytic.design import MLPERF_SERVER_P99_MS
+from engine.analytic.design import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
 from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive, WorkloadKind
 from engine.sim.errors import SimError
 from engine.traces import TRACE_UNIT_S
 
 MAX_REQUESTS = 20_000_000
-MLPERF_DEFAULT_P99_MS = 10.0
+MLPERF_DEFAULT_P99_MS = DEFAULT_SLA_MS  # one default SLA for the analytic engine and the simulator
 #: most noise intervals in one diurnal run: each holds a rate and a count (10M intervals are 160 MB of arrays)
 MAX_DIURNAL_INTERVALS = 10_000_000
 
@@ -62,7 +62,7 @@ class Arrivals(BaseModel):
 
 
 def mlperf_bound_ms(model: str) -> float:
-    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else 10 ms."""
+    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else the one default (design.DEFAULT_SLA_MS)."""
     return MLPERF_SERVER_P99_MS.get(model, MLPERF_DEFAULT_P99_MS)
 
 

@@ -346,40 +346,87 @@ def preprocess_stage(spec: PreprocessingSpec, model_row, points: "pd.DataFrame |
     return _gpu_stage(name, pipeline, size, scv, table, partitions)
 
 
-def _gpu_stage(name, pipeline, size, scv, table: CostTable, partitions) -> StageCost:
-    """GPU decode: hardware JPEG engines where the profile has them, else CUDA decode on the slice's SMs."""
+def _partitions(partitions) -> list[DecodePartition]:
     parts = [p if isinstance(p, DecodePartition) else DecodePartition(*p) for p in partitions]
     if not parts:
         raise ValueError("GPU preprocessing needs the GPU partitions (profile or 'full', jpeg, nvdec, sm_share)")
-    rates, lats, host, notes = [], [], [], []
+    return parts
+
+
+def sm_decode_s_per_item(pipeline: str, size: float, table: CostTable, partition: DecodePartition) -> float:
+    """Seconds of a partition's own SM time one item's GPU preprocessing takes (0 where a JPEG engine does it).
+
+    Image without a JPEG engine: CUDA (hybrid) nvJPEG decode, ms['cuda'] x (size / 0.372 MP) of full-GPU time
+    over the slice's SM share; audio: mel features on the SMs, GPU_MEL_MS_PER_S x seconds of audio over the SM
+    share (module doc). This time is the slice's inference time too: the engine charges it to the partition's
+    batch service time (engine.analytic.design.with_sm_decode), not to a decode stage of its own.
+    """
+    if pipeline == "image":
+        if partition.jpeg > 0:
+            return 0.0
+        ms, _ = table.nvjpeg()
+        return ms["cuda"] * (size / NVJPEG_REF_MP) / 1e3 / partition.sm_share
+    if pipeline == "audio":
+        return GPU_MEL_MS_PER_S * size / 1e3 / partition.sm_share
+    return 0.0
+
+
+def sm_decode_charges(spec: PreprocessingSpec, model_row, points: "pd.DataFrame | CostTable",
+                      partitions: Sequence, audio_s: Optional[float] = None) -> dict[str, float]:
+    """{partition name: SM seconds per item} for GPU preprocessing that runs on the partitions' own SMs."""
+    pipeline = str(_get(model_row, "preprocess", "none"))
+    if PreprocessDevice(spec.device) != PreprocessDevice.GPU or pipeline not in ("image", "audio"):
+        return {}
+    table = points if isinstance(points, CostTable) else CostTable(points)
+    size = spec.image_megapixels if pipeline == "image" else (AUDIO_DEFAULT_S if audio_s is None else audio_s)
+    charges = {p.name: sm_decode_s_per_item(pipeline, size, table, p) for p in _partitions(partitions)}
+    return {k: v for k, v in charges.items() if v > 0}
+
+
+def _gpu_stage(name, pipeline, size, scv, table: CostTable, partitions) -> StageCost:
+    """GPU decode: hardware JPEG engines where the profile has them. Decode on a slice's own SMs (CUDA decode
+    without a JPEG engine, audio features) is no stage of its own: it is charged to the slice's inference time
+    (sm_decode_s_per_item), so a slice is never booked for decode and inference beyond 100 %."""
+    parts = _partitions(partitions)
+    rates, lats, host, notes, on_sms = [], [], [], [], []
     if pipeline == "image":
         (ms, used), k, cpu_dec = table.nvjpeg(), size / NVJPEG_REF_MP, table.cpu_decode(size)
         for p in parts:
             if p.jpeg > 0:
-                path, per = "hw", ms["hw_batched"] * k / 1e3
+                per = ms["hw_batched"] * k / 1e3
                 rate, lat = p.jpeg / per, ms["single"] * k / 1e3
+                rates.append(rate), lats.append(lat), host.append(GPU_HOST_FRACTION["hw"] * cpu_dec)
+                notes.append(f"{p.name}: JPEG engine x{p.jpeg} per image -> {rate:,.0f} img/s")
             else:
-                path, per = "cuda", ms["cuda"] * k / 1e3 / p.sm_share
-                rate, lat = 1.0 / per, max(ms["single"] * k / 1e3, per)
-            rates.append(rate), lats.append(lat), host.append(GPU_HOST_FRACTION[path] * cpu_dec)
-            how = f"JPEG engine x{p.jpeg}" if path == "hw" else f"CUDA decode, {per * 1e3:.2f} ms of its SMs"
-            notes.append(f"{p.name}: {how} per image -> {rate:,.0f} img/s")
+                per = sm_decode_s_per_item(pipeline, size, table, p)
+                on_sms.append(p), host.append(GPU_HOST_FRACTION["cuda"] * cpu_dec)
+                notes.append(f"{p.name}: CUDA decode, {per * 1e3:.2f} ms of its SMs per image, charged to its "
+                             "inference time")
         notes.append("nvJPEG figures: " + ("; ".join(used) or "module defaults"))
     else:
         cpu_cost = table.cpu_cost("audio", audio_s=size).seconds
         for p in parts:
-            per = GPU_MEL_MS_PER_S * size / 1e3 / p.sm_share
-            rates.append(1.0 / per), lats.append(per), host.append(GPU_AUDIO_HOST_FRACTION * cpu_cost)
-            notes.append(f"{p.name}: mel on the SMs, {per * 1e3:.3f} ms per item")
+            per = sm_decode_s_per_item(pipeline, size, table, p)
+            on_sms.append(p), host.append(GPU_AUDIO_HOST_FRACTION * cpu_cost)
+            notes.append(f"{p.name}: mel on the SMs, {per * 1e3:.3f} ms per item, charged to its inference time")
+    host_s = float(np.mean(host))
+    if not rates:  # every partition decodes on its own SMs: only the host's share of the work is left here
+        notes.append(f"host CPU {host_s * 1e3:.3f} ms per item (GPU_HOST_FRACTION, assumption after DALI #5274)")
+        return StageCost(name=name, service_s=0.0, scv=scv, capacity_rps=math.inf, host_cpu_s=host_s,
+                         breakdown_s={"gpu_decode": 0.0}, notes=tuple(notes))
+    if on_sms:  # engines serve the requests of the partitions that have them (requests spread evenly: assumption)
+        rates = [r * len(parts) / len(rates) for r in rates]
+        notes.append(f"{len(on_sms)} of {len(parts)} partitions decode on their own SMs; the JPEG engines serve "
+                     "the other partitions' share of the requests (spread evenly, assumption)")
     total = float(sum(rates))
-    service, share = len(parts) / total, [r / total for r in rates]  # servers / service = total capacity
-    latency, host_s = float(np.dot(share, lats)), float(np.dot(share, host))
-    notes.append(f"{len(parts)} partitions decode {total:,.0f} items/s in all; host CPU {host_s * 1e3:.3f} ms "
+    service, share = len(rates) / total, [r / total for r in rates]  # servers / service = total capacity
+    latency = float(np.dot(share, lats))
+    notes.append(f"{len(rates)} partitions decode {total:,.0f} items/s in all; host CPU {host_s * 1e3:.3f} ms "
                  "per item (GPU_HOST_FRACTION, assumption after DALI #5274)")
     if len(set(round(r) for r in rates)) > 1:
         notes.append("pooled capacity assumes a slice may decode for the others (via a host copy); "
                      "a slice alone is limited by its own decode rate above")
     fixed = max(0.0, latency - service)  # a single image takes longer than the batched interval
-    return StageCost(name=name, service_s=service, fixed_s=fixed, servers=len(parts), scv=scv,
+    return StageCost(name=name, service_s=service, fixed_s=fixed, servers=len(rates), scv=scv,
                      capacity_rps=total, host_cpu_s=host_s, breakdown_s={"gpu_decode": service + fixed},
                      notes=tuple(notes))

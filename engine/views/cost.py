@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, at_rate, build_design, capacity, sla_bounded_rate
 from engine.analytic.design import Design
-from engine.cost import (HOURS_PER_YEAR, CostInputs, CostResult, Default, inputs_from_spec, price_defaults,
-                         servers_for, tco)
+from engine.cost import (HOURS_PER_YEAR, CostBasis, CostInputs, CostResult, Default, PricedRate, inputs_from_spec,
+                         price_defaults, priced_rate, servers_for, tco)
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario
 from engine.stages.preprocess import DPU_CUS_PER_CARD
 from engine.views import model_row, require_gpu, variant
@@ -48,7 +48,7 @@ class YearRow(_Row):
 class KwhRow(_Row):
     usd_per_kwh: float
     tco_usd: float
-    queries_per_usd: float
+    queries_per_usd: Optional[float]  # None when the design serves nothing on the cost basis
 
 
 class UtilRow(_Row):
@@ -69,7 +69,7 @@ class Tariff(_Row):
     item: str
     usd_per_kwh: float
     source: str
-    queries_per_usd: float
+    queries_per_usd: Optional[float]  # None when the design serves nothing on the cost basis
 
 
 class DeviceCost(_Row):
@@ -79,13 +79,16 @@ class DeviceCost(_Row):
     throughput_rps: float
     tco_usd: float
     wall_power_w: float
-    queries_per_usd: float
-    queries_per_joule: float
+    queries_per_usd: Optional[float]  # None when this variant meets the SLA at no load
+    queries_per_joule: Optional[float]
 
 
 class CostView(_Row):
     throughput_rps: float
     basis: str  # which throughput the cost is priced at, in words
+    no_value_reason: Optional[str]  # why queries per dollar/joule have no value (None when they have one)
+    queries_per_usd: Optional[float]  # result.queries_per_usd, None when the design serves nothing on the basis
+    queries_per_joule: Optional[float]
     capacity_rps: float
     sla_bounded_rps: float
     priced_utilization: float  # throughput_rps / capacity_rps
@@ -124,15 +127,16 @@ def cost_inputs(design: Design, ctx: Context, throughput_rps: float) -> CostInpu
                             dpu_util=min(1.0, dpu_util), nics=servers_for(sc.gpu.count))
 
 
-def priced_throughput(design: Design) -> tuple[float, str, float, float]:
-    """(throughput, basis, capacity, SLA-bounded) — the SLA-bounded throughput, else the offered load up to
-    capacity when no load meets the SLA (the rule the Design page's cost uses)."""
+def priced_throughput(design: Design) -> tuple[PricedRate, float, float]:
+    """(priced rate, capacity, SLA-bounded): the SLA-bounded throughput, the one basis the Design, Compare and
+    Cost pages price at (engine.cost.priced_rate); a design meeting the SLA at no load has no queries per dollar."""
     cap = capacity(design)[0]
     sla = sla_bounded_rate(design)
-    if sla > 0:
-        return sla, "the SLA-bounded throughput", cap, sla
-    rate = design.scenario.workload.arrival.rate_rps
-    return min(rate, cap), "the offered load (no load meets the SLA)", cap, sla
+    return priced_rate(CostBasis.SLA_BOUNDED, sla, cap, design.scenario.workload.arrival.rate_rps), cap, sla
+
+
+def _valued(x: float, priced: PricedRate) -> Optional[float]:
+    return None if priced.no_value_reason is not None else x
 
 
 def tco_over_years(inputs: CostInputs, result: CostResult) -> tuple[YearRow, ...]:
@@ -147,12 +151,15 @@ def _at_price(inputs: CostInputs, usd_per_kwh: float) -> CostResult:
     return tco(CostInputs.model_validate({**inputs.model_dump(), "usd_per_kwh": float(usd_per_kwh)}))
 
 
-def kwh_sensitivity(inputs: CostInputs, top_usd_per_kwh: float, n: int = KWH_POINTS) -> tuple[KwhRow, ...]:
-    """TCO and queries per dollar as the electricity price runs from 0 to `top` USD/kWh (PREBA 6.3's OPEX term)."""
+def kwh_sensitivity(inputs: CostInputs, top_usd_per_kwh: float, n: int = KWH_POINTS,
+                    has_value: bool = True) -> tuple[KwhRow, ...]:
+    """TCO and queries per dollar as the electricity price runs from 0 to `top` USD/kWh (PREBA 6.3's OPEX term);
+    queries per dollar None when the design serves nothing on the cost basis (`has_value` False)."""
     rows = []
     for price in np.linspace(0.0, top_usd_per_kwh, n):
         r = _at_price(inputs, price)
-        rows.append(KwhRow(usd_per_kwh=float(price), tco_usd=r.tco_usd, queries_per_usd=r.queries_per_usd))
+        rows.append(KwhRow(usd_per_kwh=float(price), tco_usd=r.tco_usd,
+                           queries_per_usd=r.queries_per_usd if has_value else None))
     return tuple(rows)
 
 
@@ -170,12 +177,13 @@ def utilization_sensitivity(design: Design, ctx: Context, sla_rps: float,
     return tuple(rows)
 
 
-def tariffs(prices_power, inputs: CostInputs) -> tuple[Tariff, ...]:
+def tariffs(prices_power, inputs: CostInputs, has_value: bool = True) -> tuple[Tariff, ...]:
     """Published electricity prices (prices_power rows of kind usd_per_kwh), cheapest first, each with the
-    design's queries per dollar at that price."""
+    design's queries per dollar at that price (None when the design serves nothing on the cost basis)."""
     rows = prices_power[prices_power["kind"] == "usd_per_kwh"].sort_values("value")
     return tuple(Tariff(item=r["item"], usd_per_kwh=float(r["value"]), source=str(r["source"]).split(" :: ")[0],
-                        queries_per_usd=_at_price(inputs, r["value"]).queries_per_usd) for _, r in rows.iterrows())
+                        queries_per_usd=_at_price(inputs, r["value"]).queries_per_usd if has_value else None)
+                 for _, r in rows.iterrows())
 
 
 def _device_costs(scenario: Scenario, ctx: Context) -> tuple[DeviceCost, ...]:
@@ -186,11 +194,12 @@ def _device_costs(scenario: Scenario, ctx: Context) -> tuple[DeviceCost, ...]:
         sc = scenario if device == scenario.preprocessing.device else variant(
             scenario, ctx.book, {"preprocessing.device": device.value})
         design = build_design(sc, ctx)
-        rate = priced_throughput(design)[0]
+        priced = priced_throughput(design)[0]
+        rate = priced.throughput_rps
         r = tco(cost_inputs(design, ctx, rate))
         out.append(DeviceCost(device=device.value, throughput_rps=rate, tco_usd=r.tco_usd,
-                              wall_power_w=r.wall_power_w, queries_per_usd=r.queries_per_usd,
-                              queries_per_joule=r.queries_per_joule))
+                              wall_power_w=r.wall_power_w, queries_per_usd=_valued(r.queries_per_usd, priced),
+                              queries_per_joule=_valued(r.queries_per_joule, priced)))
     return tuple(out)
 
 
@@ -198,15 +207,19 @@ def cost_view(scenario: Scenario, ctx: Context, kwh_top: Optional[float] = None)
     """The design's cost at the throughput it sustains, over the years, and its sensitivities."""
     require_gpu(scenario)
     design = build_design(scenario, ctx)
-    rate, basis, cap, sla = priced_throughput(design)
+    priced, cap, sla = priced_throughput(design)
+    rate, has_value = priced.throughput_rps, priced.no_value_reason is None
     inputs = cost_inputs(design, ctx, rate)
     result = tco(inputs)
-    known = tariffs(ctx.prices_power, inputs)
+    known = tariffs(ctx.prices_power, inputs, has_value)
     top = kwh_top or KWH_SPAN * max([inputs.usd_per_kwh] + [t.usd_per_kwh for t in known])
     notes = (f"{inputs.servers} server(s), {inputs.gpus} GPU(s), {inputs.dpus} DPU card(s), {inputs.nics} NIC(s); "
              f"{HOURS_PER_YEAR:g} hours a year",) + result.notes
-    return CostView(throughput_rps=rate, basis=basis, capacity_rps=cap, sla_bounded_rps=sla,
+    return CostView(throughput_rps=rate, basis=priced.basis, no_value_reason=priced.no_value_reason,
+                    queries_per_usd=_valued(result.queries_per_usd, priced),
+                    queries_per_joule=_valued(result.queries_per_joule, priced), capacity_rps=cap, sla_bounded_rps=sla,
                     priced_utilization=rate / cap if cap > 0 else 0.0, inputs=inputs,
                     result=result, defaults=cost_defaults(scenario, ctx), years=tco_over_years(inputs, result),
-                    kwh=kwh_sensitivity(inputs, top), utilization=utilization_sensitivity(design, ctx, sla),
+                    kwh=kwh_sensitivity(inputs, top, has_value=has_value),
+                    utilization=utilization_sensitivity(design, ctx, sla),
                     tariffs=known, devices=_device_costs(scenario, ctx), notes=notes)

@@ -25,8 +25,8 @@ from engine.analytic.rates import gpu_capacity_rps
 from engine.scenario import PreprocessDevice, PreprocessingSpec, Scenario
 from engine.stages import StageCost
 from engine.stages.preprocess import (DPU_CUS_PER_CARD, DecodePartition, cores_needed, cpu_cost_per_item_s,
-                                      decode_partitions, dpu_bytes_per_item, dpu_sizing,
-                                      pcie_gbps, preprocess_stage)
+                                      decode_partitions, dpu_bytes_per_item, dpu_sizing, pcie_gbps, preprocess_stage,
+                                      sm_decode_s_per_item)
 from engine.views import model_row, require_gpu, variant
 
 #: the devices in PREBA Figure 17's order: "Ideal" (none), the CPU baseline, the DPU; then GPU decode
@@ -274,9 +274,14 @@ def _decode_rows(gpu, decoders, gpu_spec, row, ctx, audio_s, base: Design) -> tu
     for p, dec in zip(base.gpu.partitions, decoders):
         seen.setdefault(p.name, [p, dec, 0])[2] += 1
     for name, (p, dec, count) in seen.items():
-        dec_rate = _decode_stage(ctx, gpu_spec, row, base.scenario.model, audio_s, gpu.pcie_gen, [dec]).capacity_rps
         inf = gpu_capacity_rps(_side(base.gpu, (p,)), base.q_mean, base.q_pmf, base.scheduler) * base.q_mean
         engine = dec.jpeg > 0 and row.get("preprocess") == "image"
+        if engine:
+            dec_rate = _decode_stage(ctx, gpu_spec, row, base.scenario.model, audio_s, gpu.pcie_gen,
+                                     [dec]).capacity_rps
+        else:  # decode on the slice's own SMs: the engine charges it to the slice's inference time
+            size = audio_s if row.get("preprocess") == "audio" else gpu_spec.image_megapixels
+            dec_rate = 1.0 / sm_decode_s_per_item(str(row.get("preprocess")), size, ctx.cost_table(), dec)
         # a JPEG engine runs beside the SMs; CUDA decode takes the slice's SMs away from inference
         both = min(inf, dec_rate) if engine else 1.0 / (1.0 / inf + 1.0 / dec_rate)
         path = (f"{dec.jpeg} JPEG engine(s)" if engine else
