@@ -118,6 +118,12 @@ def _cost(design: Design, ctx: Context, throughput: float) -> dict[str, float]:
             **{f"capex:{k}": v for k, v in r.capex_breakdown_usd.items()}}
 
 
+def cost_at(design: Design, ctx: Context, throughput_rps: float) -> dict[str, float]:
+    """The design's CAPEX, OPEX and TCO (USD), queries per USD and per joule when it carries `throughput_rps`
+    requests/s (engine.deploy.sizing prices the least hardware at the offered load, not at its SLA-bounded peak)."""
+    return _cost(design, ctx, throughput_rps)
+
+
 def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float] = None) -> Evaluation:
     """Validate (if needed) and evaluate a scenario analytically at its arrival rate (or `rate`)."""
     if not isinstance(scenario, Scenario):
