@@ -1,14 +1,12 @@
 """A small YAML writer for the deployment files (plain dicts, lists, strings, numbers, booleans), so the app
 writes YAML without a YAML library at run time (tests read every file back with PyYAML).
 
-Block style throughout. Every string value is double-quoted with JSON's escapes (a subset of YAML's
-double-quoted escapes), so no value can turn into a number, a boolean, null or a tag on the way back;
+Block style throughout. Every string value is double-quoted (YAML escapes for anything but printable ASCII), so no value can turn into a number, a boolean, null or a tag on the way back;
 keys are written bare only when they are plainly strings ('nvidia.com/mig-1g.10gb', 'mig-enabled').
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
@@ -20,7 +18,25 @@ _RESERVED = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"}
 def _key(k) -> str:
     if not isinstance(k, str):
         raise TypeError(f"YAML keys here are strings, got {k!r}")
-    return k if _BARE_KEY.fullmatch(k) and k.lower() not in _RESERVED else json.dumps(k)
+    return k if _BARE_KEY.fullmatch(k) and k.lower() not in _RESERVED else quote(k)
+
+
+def quote(text: str) -> str:
+    """`text` double-quoted with YAML escapes: printable ASCII as it is, everything else as \\uXXXX or
+    \\UXXXXXXXX (YAML has the 8-digit form; JSON's surrogate pairs would read back as two characters)."""
+    out = ['"']
+    for ch in text:
+        c = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= c < 0x7F:
+            out.append(ch)
+        elif c <= 0xFFFF:
+            out.append(f"\\u{c:04x}")
+        else:
+            out.append(f"\\U{c:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _scalar(v) -> str:
@@ -33,9 +49,12 @@ def _scalar(v) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
             raise ValueError(f"a deployment file holds finite numbers only, got {v!r}")
-        return repr(v)
+        text = repr(v)
+        mantissa, e, exponent = text.partition("e")
+        # YAML 1.1 (PyYAML) reads a float only with a '.' in it: 5e-324 would come back as a string
+        return text if "." in mantissa or not e else f"{mantissa}.0e{exponent}"
     if isinstance(v, str):
-        return json.dumps(v)
+        return quote(v)
     raise TypeError(f"cannot write {type(v).__name__} as YAML")
 
 
