@@ -154,8 +154,8 @@ def deploy_plan(data: dict | str | Scenario, ctx: Context) -> DeployPlan:
     design = build_design(sc, ctx)
     sla_rps = sla_bounded_rate(design)
     if sla_rps <= 0:
-        raise ExportError(f"the design meets its SLA (p{sc.workload.sla.percentile:g} <= {design.sla_s * 1e3:g} ms) "
-                          "at no load, so no autoscaling target follows from it; fix the design first "
+        raise ExportError(f"no load meets the design's SLA (p{sc.workload.sla.percentile:g} <= {design.sla_s * 1e3:g} "
+                          "ms), so no autoscaling target follows from it; fix the design first "
                           "(`python -m engine evaluate` names the bottleneck)")
     configs = _configs(gpu, layouts)
     rate = sc.workload.arrival.rate_rps
