@@ -38,15 +38,18 @@ def size_report(r) -> str:
         if a.status != "ok":
             lines.append(f"  -  {a.sku}: {a.status}: {a.reason}")
             continue
-        lines.append(f"  {k}. {a.sku}: {a.gpus} GPU(s) x [{a.layout_label}] ({' '.join(a.layout) or 'MIG off'}), "
-                     f"{a.host_cores} host cores ({a.host_cores_used:.1f} used at the rate), {a.servers} server(s)")
+        dpu = f" + {a.dpu_units} DPU units" if a.dpu_units else ""
+        lines.append(f"  {k}. {a.sku}: {a.gpus} GPU(s) = {a.servers} server(s) x {a.gpus_per_server} GPU(s) x "
+                     f"[{a.layout_label}] ({' '.join(a.layout) or 'MIG off'}); per server {a.host_cores} host cores "
+                     f"({a.host_cores_used:.1f} used){dpu} at {a.server_rate_rps:,.0f} req/s")
         lines.append(f"       p{r.percentile:g} {_num(a.latency_at_rate_ms, '.2f')} ms at the rate; SLA-bounded "
-                     f"{_num(a.sla_bounded_rps)} req/s ({_num(a.per_gpu_sla_rps)} per GPU alone); bottleneck "
+                     f"{_num(a.sla_bounded_rps)} req/s in all ({_num(a.per_gpu_sla_rps)} per GPU alone); bottleneck "
                      f"{a.bottleneck}; TCO ${_num(a.tco_usd)} (CAPEX ${_num(a.capex_usd)}); {a.candidates} layouts tried")
     c = r.confirmation
     if c is not None:
         sim = f"{c.simulated_ms:.2f}" + (f" +-{c.ci_ms:.2f}" if c.ci_ms is not None else "") if c.simulated_ms else "-"
-        lines.append(f"simulator ({c.n_requests:,} requests, seed {c.seed}) on {c.sku}: p{c.percentile:g} {sim} ms "
+        lines.append(f"simulator ({c.n_requests:,} requests, seed {c.seed}) on one {c.sku} server at its share: "
+                     f"p{c.percentile:g} {sim} ms "
                      f"(analytic {_num(c.analytic_ms, '.2f')} ms) vs SLA {c.sla_ms:g} ms: "
                      f"{'met' if c.met else 'MISSED'}" + (f" ({c.note})" if c.note else ""))
     elif r.best is None:

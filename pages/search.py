@@ -75,7 +75,9 @@ with st.expander("Least hardware for a load (sizing)"):
         st.dataframe(sizing_table(sized[1]), hide_index=True, key="srch_size_table")
         verdict = sized[1].confirmation
         if verdict is not None:
-            text = (f"Simulator on {verdict.sku} at {sized[1].rate_rps:,.0f} req/s ({verdict.n_requests:,} requests): "
+            best = sized[1].answers[0]
+            text = (f"Simulator on one {verdict.sku} server at {best.server_rate_rps:,.0f} req/s (its share of "
+                    f"{sized[1].rate_rps:,.0f}; {verdict.n_requests:,} requests): "
                     f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
                     + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
             (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))

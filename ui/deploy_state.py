@@ -55,8 +55,10 @@ def sizing_table(result) -> pd.DataFrame:
     for a in result.answers:
         ok = a.status == "ok"
         rows.append({"GPU type": a.sku, "answer": a.status if not ok else "ok",
-                     "GPUs": a.gpus if ok else None, "per-GPU layout": a.layout_label if ok else a.reason,
-                     "host cores": a.host_cores if ok else None,
+                     "GPUs": a.gpus if ok else None, "servers": a.servers if ok else None,
+                     "per-GPU layout": a.layout_label if ok else a.reason,
+                     "host cores per server": a.host_cores if ok else None,
+                     "DPU units per server": a.dpu_units if ok else None,
                      f"p{result.percentile:g} at rate (ms)": a.latency_at_rate_ms if ok else None,
                      "SLA-bounded (req/s)": a.sla_bounded_rps if ok else None,
                      "TCO (USD)": a.tco_usd if ok else None, "bottleneck": a.bottleneck if ok else ""})

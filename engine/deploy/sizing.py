@@ -5,14 +5,19 @@ Method (analytic, then one simulator check):
 1. Candidate per-GPU layouts of a type: the scenario's own (when it names this type and a layout), every
    maximal MIG layout of the type (one per distinct instance multiset: the analytic engine prices a layout by
    its instances, not where they sit), and the whole GPU without MIG.
-2. Per candidate, the SLA-bounded throughput of ONE GPU with the host never in the way (MAX_CORES cores) gives
-   the GPU count ceil(R / per-GPU rate); the whole design with that count is then checked at R (stable, SLA
-   percentile within the SLA) and the count moved down while a smaller one still passes (pooled GPUs queue
-   better than one) or up while it fails, at most MAX_EXTRA_GPUS beyond the estimate.
-3. Among the candidates that need the fewest GPUs, the host cores are the fewest that still meet the SLA at R
-   (bisection on host.cpu_cores; the host-CPU model shares the free cores between RPC path and CPU
-   preprocessing), and the cheapest by TCO at R wins the type.
-4. Types are ranked by TCO at R; the simulator then runs the winner at R and reports its SLA quantile.
+2. Per candidate, the SLA-bounded throughput of ONE GPU with the host never in the way (MAX_CORES cores, and
+   MAX_DPU_UNITS DPU compute units when preprocessing runs on a DPU) estimates the GPU count ceil(R / per-GPU
+   rate). A server holds at most GPUS_PER_SERVER GPUs and has one host (cores, NIC, DPU cards); k identical
+   servers split the traffic evenly, so each is one design at R / k. From the fewest servers the estimate
+   allows (and up to MAX_EXTRA_SERVERS more, for a host stage that caps a server first), the GPUs per server
+   are checked at R / k (stable, SLA percentile within the SLA), moved down while fewer still pass (pooled
+   GPUs queue better than one) or up while they fail; the fewest GPUs in all wins.
+3. Among the candidates that need the fewest GPUs, each server's host is the least that still meets the SLA
+   at R / k (with a DPU, the fewest compute units first; then the fewest host.cpu_cores, by bisection; the
+   host-CPU model shares the free cores between RPC path and CPU preprocessing), and the cheapest by TCO at R
+   wins the type.
+4. Types are ranked by TCO at R; the simulator then runs one server of the winner at R / k and reports its
+   SLA quantile (the servers are independent under an even random split).
 
 A type without latency profiles for the model (or any other reason it cannot be evaluated) is reported with
 the reason and left out of the ranking; nothing else stops the answer.
@@ -29,17 +34,19 @@ from engine.analytic import Context, build_design
 from engine.analytic.evaluate import at_rate, capacity, sla_bounded_rate
 from engine.analytic.result import cost_at
 from engine.catalog import enumerate_layouts
-from engine.cost import servers_for
+from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
 from engine.scenario import MAX_CORES, MAX_RATE_RPS, PreprocessDevice, Scenario, load_scenario, require_gpu
 
 #: most GPUs one design may use (the scenario contract's gpu.count limit)
 MAX_GPUS = 64
-#: GPUs tried beyond ceil(R / per-GPU rate) before a candidate layout is given up
-MAX_EXTRA_GPUS = 4
+#: servers tried beyond the fewest the GPU estimate allows (a host stage such as the NIC may cap a server first)
+MAX_EXTRA_SERVERS = 3
 #: requests the simulator runs to confirm the winner (short: one check, not a study)
 DEFAULT_CONFIRM_REQUESTS = 20_000
+#: most DPU compute units a design may use (the contract's preprocessing.units limit: 8 cards of 8 CUs)
+MAX_DPU_UNITS = 64
 #: most GPU types one sizing compares (each costs a layout sweep of about a second)
 MAX_GPU_TYPES = 12
 WHOLE_GPU = "whole GPU (MIG off)"
@@ -57,22 +64,25 @@ class TypeAnswer(BaseModel):
     sku: str
     status: str  # 'ok' | 'no design' (nothing meets R within the limits) | 'cannot evaluate' (no profiles, ...)
     reason: Optional[str] = None
-    gpus: int = 0
+    gpus: int = 0  # in all (servers x gpus_per_server)
+    gpus_per_server: int = 0
+    server_rate_rps: float = 0.0  # the share of the rate each server carries (req/s)
     layout: list[str] = []  # placed per-GPU layout ('1g.10gb@0', ...); [] for the whole GPU
     layout_label: str = ""
-    host_cores: int = 0  # host.cpu_cores of the answer (reserved cores included)
-    host_cores_used: float = 0.0  # cores the RPC path and preprocessing use at R
-    servers: int = 0
+    host_cores: int = 0  # host.cpu_cores of each server (reserved cores included)
+    host_cores_used: float = 0.0  # cores the RPC path and preprocessing of one server use at its share of R
+    dpu_units: Optional[int] = None  # DPU compute units per server (preprocessing on a DPU; 8 per card), else None
+    servers: int = 0  # identical servers, each `scenario` at server_rate_rps
     per_gpu_sla_rps: float = 0.0  # SLA-bounded throughput of one GPU of this layout, host never limiting (req/s)
-    sla_bounded_rps: float = 0.0  # of the whole answer (req/s)
-    capacity_rps: float = 0.0
+    sla_bounded_rps: float = 0.0  # of all servers together (req/s)
+    capacity_rps: float = 0.0  # of all servers together (req/s)
     bottleneck: str = ""
-    latency_at_rate_ms: float = math.inf  # analytic latency at the SLA percentile at R
-    tco_usd: float = math.inf
+    latency_at_rate_ms: float = math.inf  # analytic latency at the SLA percentile (one server at its share)
+    tco_usd: float = math.inf  # of all servers, at R
     capex_usd: float = math.inf
     queries_per_usd: float = 0.0
     candidates: int = 0  # layouts tried
-    scenario: Optional[dict] = None  # the answer as a scenario (kneepoint.scenario/1), for export-design
+    scenario: Optional[dict] = None  # one server as a scenario (kneepoint.scenario/1) at its share, for export-design
 
 
 class Confirmation(BaseModel):
@@ -105,12 +115,16 @@ class SizingResult(BaseModel):
     confirmation: Optional[Confirmation] = None
 
 
-def _gpu_scenario(base: Scenario, sku: str, layout: Optional[list[str]], count: int, cores: int) -> Scenario:
-    """`base` on `count` GPUs of `sku`, each cut as `layout` (None: the whole GPU), with `cores` host cores."""
+def _gpu_scenario(base: Scenario, sku: str, layout: Optional[list[str]], count: int, cores: int,
+                  units: Optional[int] = None) -> Scenario:
+    """`base` on `count` GPUs of `sku`, each cut as `layout` (None: the whole GPU), with `cores` host cores and,
+    when preprocessing runs on a DPU, `units` DPU compute units (None: MAX_DPU_UNITS, never in the way)."""
     gpu = {"sku": sku, "count": count, "layout": layout}
     host = base.host.model_copy(update={"cpu_cores": cores}).model_dump(mode="json")
     data = base.model_dump(mode="json", by_alias=True)
     data.update(gpu=gpu, host=host, fpga=None)
+    if base.preprocessing.device == PreprocessDevice.DPU:
+        data["preprocessing"]["units"] = MAX_DPU_UNITS if units is None else units
     return Scenario.model_validate(data)
 
 
@@ -134,48 +148,77 @@ def _candidates(scenario: Scenario, ctx: Context, sku: str) -> list[Optional[tup
     return list(dict.fromkeys(out))
 
 
-def _least_cores(base: Scenario, ctx: Context, sku: str, layout, gpus: int, rate: float) -> Optional[int]:
-    """Fewest host.cpu_cores with which `gpus` GPUs of `layout` meet the SLA at `rate` (None: not even MAX_CORES)."""
+def _least_host(base: Scenario, ctx: Context, sku: str, layout, gpus: int,
+                rate: float) -> Optional[tuple[int, Optional[int]]]:
+    """(fewest host.cpu_cores, fewest DPU units or None without a DPU) with which `gpus` GPUs of `layout` meet
+    the SLA at `rate`; None when not even MAX_CORES and MAX_DPU_UNITS do. Units first (with every core), then
+    cores with those units: each only makes meeting the SLA easier, so both bisections are exact."""
     pre = base.preprocessing
-    lo = base.host.cpu_reserved_cores + 1 + (pre.cores if pre.device == PreprocessDevice.CPU and pre.cores else 0)
+    dpu = pre.device == PreprocessDevice.DPU
 
-    def ok(cores: int) -> bool:
-        return _meets(build_design(_gpu_scenario(base, sku, layout, gpus, cores), ctx), rate)[0]
+    def ok(cores: int, units: Optional[int]) -> bool:
+        return _meets(build_design(_gpu_scenario(base, sku, layout, gpus, cores, units), ctx), rate)[0]
 
-    if not ok(MAX_CORES):
+    if not ok(MAX_CORES, None):  # another host stage (the link, a SmartNIC) is in the way
         return None
-    hi = MAX_CORES
-    while lo < hi:  # meeting the SLA only gets easier with more cores
+    units = _least(1, MAX_DPU_UNITS, lambda u: ok(MAX_CORES, u)) if dpu else None
+    lo = base.host.cpu_reserved_cores + 1 + (pre.cores if pre.device == PreprocessDevice.CPU and pre.cores else 0)
+    return _least(lo, MAX_CORES, lambda c: ok(c, units)), units
+
+
+def _least(lo: int, hi: int, ok: Callable[[int], bool]) -> int:
+    """Smallest k in lo..hi with ok(k), given ok(hi) and that ok only turns true as k grows."""
+    while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
     return hi
 
 
-def _gpus_needed(base: Scenario, ctx: Context, sku: str, layout, rate: float) -> tuple[int, float, str]:
-    """(GPUs that carry `rate` within the SLA with an unlimited host, or 0; one GPU's SLA-bounded rate; why not)."""
+def _gpus_needed(base: Scenario, ctx: Context, sku: str, layout, rate: float) -> tuple[int, int, float, str]:
+    """(servers, GPUs per server) that carry `rate` within the SLA with an unlimited host, or (0, 0); one GPU's
+    SLA-bounded rate; why not.
+
+    A server holds at most GPUS_PER_SERVER GPUs and one host (its cores, NIC, DPU cards); k servers split the
+    traffic evenly (a random split of Poisson arrivals is Poisson), so each is one design at rate / k. The
+    fewest GPUs in all wins, over the fewest servers the GPU estimate allows and a few more (a host stage, e.g.
+    the NIC, may cap one server before its GPUs do)."""
     one = build_design(_gpu_scenario(base, sku, layout, 1, MAX_CORES), ctx)
     per_gpu = sla_bounded_rate(one)
     if per_gpu <= 0:
-        return 0, 0.0, "no load meets the SLA on one GPU of this layout"
-    n = math.ceil(rate / per_gpu)
-    if n > MAX_GPUS + MAX_EXTRA_GPUS:
-        return 0, per_gpu, f"needs about {n} GPUs, more than {MAX_GPUS}"
-    n = min(max(n, 1), MAX_GPUS)
+        return 0, 0, 0.0, "no load meets the SLA on one GPU of this layout"
+    estimate = math.ceil(rate / per_gpu)
+    if estimate > MAX_GPUS:
+        return 0, 0, per_gpu, f"needs about {estimate} GPUs, more than {MAX_GPUS}"
+    first = max(1, math.ceil(estimate / GPUS_PER_SERVER))
+    best: Optional[tuple[int, int]] = None
+    for k in range(first, first + MAX_EXTRA_SERVERS + 1):
+        if best is not None and k * math.ceil(estimate / k) >= best[0] * best[1]:
+            break  # more servers cannot need fewer GPUs than found
+        g = _server_gpus(base, ctx, sku, layout, rate / k, math.ceil(estimate / k))
+        if g and k * g <= MAX_GPUS and (best is None or k * g < best[0] * best[1]):
+            best = (k, g)
+    if best is not None:
+        return best[0], best[1], per_gpu, ""
+    d = build_design(_gpu_scenario(base, sku, layout, GPUS_PER_SERVER, MAX_CORES), ctx)
+    _, bottleneck, caps = capacity(d)
+    limit = caps[bottleneck] * (first + MAX_EXTRA_SERVERS)
+    return 0, 0, per_gpu, (f"the {bottleneck} stage caps a server at {caps[bottleneck]:,.0f} req/s, "
+                           f"{first + MAX_EXTRA_SERVERS} servers at {limit:,.0f}" if limit <= rate else
+                           "the SLA is missed at this rate however many GPUs are added")
 
+
+def _server_gpus(base: Scenario, ctx: Context, sku: str, layout, rate: float, estimate: int) -> int:
+    """Fewest GPUs (1..GPUS_PER_SERVER) of one server that carry `rate` within the SLA with an unlimited host,
+    searched from `estimate`; 0 if none."""
     def ok(k: int) -> bool:
         return _meets(build_design(_gpu_scenario(base, sku, layout, k, MAX_CORES), ctx), rate)[0]
 
+    n = min(max(estimate, 1), GPUS_PER_SERVER)
     if ok(n):
-        while n > 1 and ok(n - 1):
+        while n > 1 and ok(n - 1):  # pooled GPUs queue better than one: fewer may do
             n -= 1
-        return n, per_gpu, ""
-    for k in range(n + 1, min(n + MAX_EXTRA_GPUS, MAX_GPUS) + 1):
-        if ok(k):
-            return k, per_gpu, ""
-    d = build_design(_gpu_scenario(base, sku, layout, min(n + MAX_EXTRA_GPUS, MAX_GPUS), MAX_CORES), ctx)
-    _, bottleneck, caps = capacity(d)
-    return 0, per_gpu, (f"the {bottleneck} stage caps the design at {caps[bottleneck]:,.0f} req/s"
-                        if caps[bottleneck] <= rate else "the SLA is missed at this rate however many GPUs are added")
+        return n
+    return next((k for k in range(n + 1, GPUS_PER_SERVER + 1) if ok(k)), 0)
 
 
 def _label(layout) -> str:
@@ -195,9 +238,9 @@ def size_type(scenario: Scenario, ctx: Context, sku: str, rate: float) -> TypeAn
         needed = []
         reasons = []
         for layout in cands:
-            n, per_gpu, why = _gpus_needed(scenario, ctx, sku, layout, rate)
-            if n:
-                needed.append((n, layout, per_gpu))
+            k, g, per_gpu, why = _gpus_needed(scenario, ctx, sku, layout, rate)
+            if k:
+                needed.append((k * g, k, g, layout, per_gpu))
             else:
                 reasons.append(why)
     except KneepointError as e:
@@ -206,38 +249,45 @@ def size_type(scenario: Scenario, ctx: Context, sku: str, rate: float) -> TypeAn
         common = max(set(reasons), key=reasons.count) if reasons else "no candidate layout"
         return TypeAnswer(sku=sku, status="no design", candidates=len(cands),
                           reason=f"no layout of {sku} carries {rate:,.0f} req/s within the SLA: {common}")
-    fewest = min(n for n, _, _ in needed)
-    best: Optional[TypeAnswer] = None
-    for n, layout, per_gpu in needed:
-        if n != fewest:
+    fewest = min(t[0] for t in needed)
+    priced = []  # (TCO at the rate, host, servers, GPUs per server, layout, per-GPU rate) of every tie
+    for total, k, g, layout, per_gpu in needed:
+        if total != fewest:
             continue
-        cores = _least_cores(scenario, ctx, sku, layout, n, rate)
-        if cores is None:
+        host = _least_host(scenario, ctx, sku, layout, g, rate / k)
+        if host is None:
             continue
-        placed = pack(gpu, _multiset(layout), gpus=1)[0].labels() if layout else None
-        sc = _gpu_scenario(scenario, sku, placed, n, cores)
-        design = build_design(sc, ctx)
-        ok, q = _meets(design, rate)
-        cost = cost_at(design, ctx, rate)
-        cap, bottleneck, _ = capacity(design)
-        pt = at_rate(design, rate)
-        used = sum(min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages)
-        scenario_out = sc.model_dump(mode="json", by_alias=True)
-        scenario_out["workload"]["arrival"]["rate_rps"] = rate
-        answer = TypeAnswer(
-            sku=sku, status="ok", gpus=n, layout=placed or [], layout_label=_label(layout), host_cores=cores,
-            host_cores_used=used, servers=servers_for(n), per_gpu_sla_rps=per_gpu,
-            sla_bounded_rps=sla_bounded_rate(design), capacity_rps=cap, bottleneck=bottleneck,
-            latency_at_rate_ms=q * 1e3 if pt.stable else math.inf, tco_usd=cost["tco_usd"],
-            capex_usd=cost["capex_usd"], queries_per_usd=cost["queries_per_usd"], candidates=len(cands),
-            scenario=scenario_out)
-        if best is None or (answer.tco_usd, answer.host_cores) < (best.tco_usd, best.host_cores):
-            best = answer
-    if best is None:
+        design = build_design(_gpu_scenario(scenario, sku, layout, g, *host), ctx)
+        priced.append((k * cost_at(design, ctx, rate / k)["tco_usd"], host, k, g, layout, per_gpu))
+    if not priced:
         return TypeAnswer(sku=sku, status="no design", candidates=len(cands),
                           reason=f"the host stages cannot carry {rate:,.0f} req/s within the SLA even with "
                                  f"{MAX_CORES} cores")
-    return best
+    _, host, k, g, layout, per_gpu = min(priced, key=lambda t: (t[0], t[2], t[1][0], _label(t[4])))
+    return _answer(scenario, ctx, gpu, layout, k, g, host, per_gpu, rate, len(cands))
+
+
+def _answer(scenario: Scenario, ctx: Context, gpu, layout, servers: int, per_server: int,
+            host: tuple[int, Optional[int]], per_gpu: float, rate: float, candidates: int) -> TypeAnswer:
+    """The full answer for the chosen layout, servers, GPUs per server and host (placed layout, latency, cost)."""
+    placed = pack(gpu, _multiset(layout), gpus=1)[0].labels() if layout else None
+    cores, units = host
+    share = rate / servers
+    sc = _gpu_scenario(scenario, gpu.sku, placed, per_server, cores, units)
+    design = build_design(sc, ctx)
+    _, q = _meets(design, share)
+    cost = cost_at(design, ctx, share)
+    cap, bottleneck, _ = capacity(design)
+    used = sum(min(share, s.capacity_rps) * s.host_cpu_s for s in design.host_stages)
+    scenario_out = sc.model_dump(mode="json", by_alias=True)
+    scenario_out["workload"]["arrival"]["rate_rps"] = share
+    return TypeAnswer(
+        sku=gpu.sku, status="ok", gpus=servers * per_server, gpus_per_server=per_server, layout=placed or [],
+        layout_label=_label(layout), host_cores=cores, host_cores_used=used, dpu_units=units, servers=servers,
+        server_rate_rps=share, per_gpu_sla_rps=per_gpu, sla_bounded_rps=servers * sla_bounded_rate(design),
+        capacity_rps=servers * cap, bottleneck=bottleneck, latency_at_rate_ms=q * 1e3,
+        tco_usd=servers * cost["tco_usd"], capex_usd=servers * cost["capex_usd"],
+        queries_per_usd=cost["queries_per_usd"], candidates=candidates, scenario=scenario_out)
 
 
 def _multiset(layout) -> dict[str, int]:
@@ -286,12 +336,12 @@ def size(scenario: Scenario | dict | str, ctx: Context, rate: float, skus: Optio
 
 
 def _confirm(answer: TypeAnswer, ctx: Context, rate: float, n_requests: int, seed: int) -> Confirmation:
-    """Simulate the answer at `rate` and compare its SLA quantile with the SLA."""
+    """Simulate one server of the answer at its share of `rate` and compare its SLA quantile with the SLA."""
     from engine.sim.run import simulate_design
 
     sc = load_scenario(answer.scenario, ctx.book)
     design = build_design(sc, ctx)
-    sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=rate, stats="numpy")
+    sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=answer.server_rate_rps, stats="numpy")
     p = sc.workload.sla.percentile
     key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's own key for the SLA quantile
     q = sim.latency_ms.get(key)
