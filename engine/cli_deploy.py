@@ -67,6 +67,13 @@ def cmd_size(args: argparse.Namespace) -> int:
     except KneepointError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.scenario_out:
+        if result.best is None:
+            print("error: no GPU type carries the rate; no scenario written", file=sys.stderr)
+            return 2
+        from engine.exporters import write_atomic
+
+        write_atomic(Path(args.scenario_out), (json.dumps(result.answers[0].scenario, indent=1) + "\n").encode())
     if args.json:
         print(json.dumps(json.loads(result.model_dump_json()), indent=1))  # inf -> null
     else:
@@ -122,6 +129,8 @@ def register(subparsers) -> None:
     p.add_argument("--no-confirm", action="store_true", help="skip the simulator check of the winner")
     p.add_argument("--requests", type=_positive, default=20_000, help="simulated requests for the check")
     p.add_argument("--seed", type=int, default=0, help="simulator seed")
+    p.add_argument("--scenario-out", metavar="FILE",
+                   help="write one server of the winner as a scenario (for export-design)")
     p.set_defaults(func=cmd_size)
     e = subparsers.add_parser("export-design", help="mig-parted, Triton and Kubernetes files of a design")
     e.add_argument("scenario", help="scenario JSON file, or - for stdin")

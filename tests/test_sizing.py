@@ -130,8 +130,13 @@ def test_cli_size_json_and_text(tmp_path, ctx):
     expected = size(BERT, ctx, 300.0, ["V100-16GB", "H100-SXM5-80GB"], confirm=False)
     assert [(a["sku"], a["status"], a["gpus"], a["host_cores"]) for a in out["answers"]] == [
         (a.sku, a.status, a.gpus, a.host_cores) for a in expected.answers]
-    r = subprocess.run(cmd + ["--requests", "2000"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out_path = tmp_path / "winner.json"
+    r = subprocess.run(cmd + ["--requests", "2000", "--scenario-out", str(out_path)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+    winner = load_scenario(out_path.read_text(), ctx.book)  # one server of the winner, ready for export-design
+    assert winner.gpu.count == expected.answers[0].gpus_per_server
+    assert winner.host.cpu_cores == expected.answers[0].host_cores
     assert "V100-16GB" in r.stdout and "cannot evaluate" in r.stdout and "simulator (2,000 requests" in r.stdout
     r = subprocess.run(cmd[:5] + ["--rate", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "positive" in r.stderr
