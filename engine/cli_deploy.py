@@ -54,6 +54,9 @@ def size_report(r) -> str:
                      f"{'met' if c.met else 'MISSED'}" + (f" ({c.note})" if c.note else ""))
     elif r.best is None:
         lines.append("no GPU type answers: nothing to simulate")
+    if r.best is not None:
+        lines.append(f"deploy it: add --scenario-out FILE, then `python -m engine export-design FILE --to DIR "
+                     f"--servers {r.answers[0].servers}`")
     return "\n".join(lines)
 
 
@@ -85,7 +88,7 @@ def cmd_export_design(args: argparse.Namespace) -> int:
     from engine.deploy.export import export_design, write_export
 
     try:
-        export = export_design(_read(args.scenario), _ctx())
+        export = export_design(_read(args.scenario), _ctx(), servers=args.servers)
         written = write_export(export, args.to)
     except KneepointError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -135,4 +138,6 @@ def register(subparsers) -> None:
     e = subparsers.add_parser("export-design", help="mig-parted, Triton and Kubernetes files of a design")
     e.add_argument("scenario", help="scenario JSON file, or - for stdin")
     e.add_argument("--to", required=True, help="directory to write into (created; files never land outside it)")
+    e.add_argument("--servers", type=_positive, default=1,
+                   help="identical servers of this design sharing the load (size's answer); multiplies replicas")
     e.set_defaults(func=cmd_export_design)

@@ -240,3 +240,15 @@ def test_cli_export_design_writes_the_checked_bundle(tmp_path, ctx):
 
 def test_export_errors_are_kneepoint_errors():
     assert issubclass(ExportError, KneepointError) and issubclass(pbtxt.PbtxtError, KneepointError)
+
+
+def test_servers_multiply_replicas_gpus_and_nodes_but_not_per_replica_targets(mixed, ctx):
+    three = export_design(json.dumps(MIXED), ctx, servers=3)
+    assert three.plan.gpus == 3 * mixed.plan.gpus and three.plan.rate_rps == pytest.approx(3 * mixed.plan.rate_rps)
+    one = {p.profile: p for p in mixed.plan.profiles}
+    for p in three.plan.profiles:
+        assert p.replicas == 3 * one[p.profile].replicas
+        assert p.sla_rps_per_replica == pytest.approx(one[p.profile].sla_rps_per_replica)
+    assert [c.gpus for c in three.plan.configs] == [3 * c.gpus for c in mixed.plan.configs]
+    with pytest.raises(ExportError, match="servers"):
+        export_design(json.dumps(MIXED), ctx, servers=0)

@@ -28,10 +28,11 @@ class DesignExport(BaseModel):
     objects: dict[str, object]  # relative path -> the object the file encodes (YAML and pbtxt: a dict)
 
 
-def export_design(data: dict | str | Scenario, ctx: Context) -> DesignExport:
-    """The design's mig-parted, Triton and Kubernetes files, each checked (engine.deploy.checks); a layout that
-    cannot be placed, or any file that fails its check, raises ExportError."""
-    plan = deploy_plan(data, ctx)
+def export_design(data: dict | str | Scenario, ctx: Context, servers: int = 1) -> DesignExport:
+    """The design's mig-parted, Triton and Kubernetes files, each checked (engine.deploy.checks), for `servers`
+    identical servers of the scenario (engine.deploy.plan.deploy_plan); a layout that cannot be placed, or any
+    file that fails its check, raises ExportError."""
+    plan = deploy_plan(data, ctx, servers)
     objects = bundle_objects(plan)
     files = {path: encode(path, obj) for path, obj in objects.items()}
     check_bundle(objects, files, ctx.book.catalog.gpu(plan.sku))

@@ -153,11 +153,15 @@ def _readme(plan: DeployPlan) -> str:
         f"{_quantity(p.sla_rps_per_replica * HPA_HEADROOM)} | {p.min_replicas} | {p.resource} |" for p in plan.profiles)
     configs = "\n".join(f"- `{c.name}`: {' '.join(c.placed) or 'MIG off'} on {c.gpus} GPU(s), {c.nodes} node(s)"
                         for c in plan.configs) or "- none: this GPU has no MIG"
-    return f"""# Deployment of {plan.name!r}: {plan.model} on {plan.gpus} x {plan.sku}
+    pinned = [p.profile for p in plan.profiles if p.offered_rps > p.sla_rps_per_replica * HPA_HEADROOM * p.replicas]
+    warning = (f"\n**Note:** the offered rate needs more than {HPA_HEADROOM:g} x the SLA-bounded throughput of every "
+               f"{', '.join(pinned)} replica, so those autoscalers stay at maxReplicas: the design runs with less "
+               "headroom than the autoscaler aims for.\n" if pinned else "")
+    return f"""# Deployment of {plan.name!r}: {plan.model} on {plan.gpus} x {plan.sku} ({plan.servers} server(s))
 
 Exported by Kneepoint from the analytic design at {plan.rate_rps:,.0f} req/s; SLA p{plan.sla_percentile:g} <=
-{plan.sla_ms:g} ms; SLA-bounded throughput of the whole design {plan.sla_bounded_rps:,.1f} req/s.
-
+{plan.sla_ms:g} ms; SLA-bounded throughput of all servers {plan.sla_bounded_rps:,.1f} req/s.
+{warning}
 ## 1. MIG layouts (mig-parted)
 
 `mig-parted/config.yaml` holds one configuration per distinct per-GPU layout; label each node for the

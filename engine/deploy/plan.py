@@ -28,6 +28,8 @@ from engine.scenario import BatchingPolicy, Scenario, SchedulerPolicy, load_scen
 #: the HorizontalPodAutoscaler aims each replica at this fraction of its SLA-bounded throughput, so a replica
 #: scales out before the tail reaches the SLA (the analytic tail grows steeply in the last 20 % before it)
 HPA_HEADROOM = 0.8
+#: most identical servers one export spans (the scenario's GPU limit of 64, one GPU per server)
+MAX_SERVERS = 64
 #: longest Kubernetes object name and label value (RFC 1123 label / label-value limits)
 MAX_K8S_NAME = 63
 WHOLE_GPU = "full"
@@ -72,8 +74,9 @@ class DeployPlan(BaseModel):
     model_slug: str
     sku: str
     mig_capable: bool
-    gpus: int
-    rate_rps: float
+    gpus: int  # in all
+    servers: int  # identical servers, each the scenario's design
+    rate_rps: float  # offered, all servers together
     sla_ms: float
     sla_percentile: float
     sla_bounded_rps: float
@@ -144,8 +147,13 @@ def check_layouts(data: dict | str | Scenario, ctx: Context) -> None:
                 raise ExportError(f"GPU{k}: {e}") from None
 
 
-def deploy_plan(data: dict | str | Scenario, ctx: Context) -> DeployPlan:
-    """The deployment of a scenario's design (validated here; a layout that cannot be placed is refused first)."""
+def deploy_plan(data: dict | str | Scenario, ctx: Context, servers: int = 1) -> DeployPlan:
+    """The deployment of a scenario's design (validated here; a layout that cannot be placed is refused first) on
+    `servers` identical servers that split the traffic evenly (what `size` answers): replicas, GPUs and the
+    offered rate are the scenario's times `servers`; throughput per replica and host cores per replica are one
+    server's."""
+    if isinstance(servers, bool) or not isinstance(servers, int) or not 1 <= servers <= MAX_SERVERS:
+        raise ExportError(f"servers: a whole number in 1..{MAX_SERVERS}, got {servers!r}")
     check_layouts(data, ctx)
     sc = load_scenario(data, ctx.book)
     g = require_gpu(sc, "exporting MIG, Triton and Kubernetes files")
@@ -157,7 +165,8 @@ def deploy_plan(data: dict | str | Scenario, ctx: Context) -> DeployPlan:
         raise ExportError(f"no load meets the design's SLA (p{sc.workload.sla.percentile:g} <= {design.sla_s * 1e3:g} "
                           "ms), so no autoscaling target follows from it; fix the design first "
                           "(`python -m engine evaluate` names the bottleneck)")
-    configs = _configs(gpu, layouts)
+    configs = [c.model_copy(update={"gpus": c.gpus * servers, "nodes": math.ceil(c.gpus * servers / GPUS_PER_SERVER)})
+               for c in _configs(gpu, layouts)]
     rate = sc.workload.arrival.rate_rps
     parts = design.gpu.partitions
     full = [p.max_batch / p.service(p.max_batch) for p in parts]  # items/s at Batch_max
@@ -174,17 +183,19 @@ def deploy_plan(data: dict | str | Scenario, ctx: Context) -> DeployPlan:
     plans = []
     for name, d in profiles.items():
         per_replica = sla_rps * d["share"] / d["replicas"]
-        offered = rate * d["share"]
+        offered = rate * d["share"] * servers
+        replicas = d["replicas"] * servers
         need = math.ceil(offered / (per_replica * HPA_HEADROOM))
         plans.append(ProfilePlan(
-            profile=name, slug=slug(name) if name != WHOLE_GPU else "gpu", replicas=d["replicas"],
+            profile=name, slug=slug(name) if name != WHOLE_GPU else "gpu", replicas=replicas,
             batch_max=int(d["batch_max"]), time_queue_us=tq_us, sla_rps_per_replica=per_replica,
-            offered_rps=offered, min_replicas=min(max(need, 1), d["replicas"]),
+            offered_rps=offered, min_replicas=min(max(need, 1), replicas),
             cpu_cores_per_replica=used_cores * d["share"] / d["replicas"],
             resource="nvidia.com/gpu" if name == WHOLE_GPU else f"nvidia.com/mig-{name}"))
     return DeployPlan(name=sc.name, model=sc.model, model_slug=slug(sc.model), sku=g.sku,
-                      mig_capable=gpu.mig_capable, gpus=g.count, rate_rps=rate, sla_ms=design.sla_s * 1e3,
-                      sla_percentile=sc.workload.sla.percentile, sla_bounded_rps=sla_rps,
+                      mig_capable=gpu.mig_capable, gpus=g.count * servers, servers=servers,
+                      rate_rps=rate * servers, sla_ms=design.sla_s * 1e3,
+                      sla_percentile=sc.workload.sla.percentile, sla_bounded_rps=sla_rps * servers,
                       batching=design.gpu.policy.value, preprocessing=sc.preprocessing.device.value,
                       configs=configs, profiles=plans)
 
