@@ -81,6 +81,10 @@ with st.expander("Least hardware for a load (sizing)"):
                     f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
                     + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
             (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))
+            from ui.deploy_state import deployment_download
+
+            deployment_download(json.dumps(best.scenario), key="srch_size_deploy", servers=best.servers,
+                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized[1].rate_rps:,.0f} req/s")
         else:
             st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
 

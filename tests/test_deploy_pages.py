@@ -39,6 +39,7 @@ def test_search_sizing_panel_ranks_types_and_shows_the_simulators_verdict(store)
     assert "TCO (USD)" in table.columns and "host cores per server" in table.columns
     verdicts = [x.value for x in at.success] + [x.value for x in at.warning]
     assert any(v.startswith("Simulator on one A100-SXM4-80GB server") for v in verdicts)
+    assert any("srch_size_deploy" in e.proto.id for e in at.get("download_button"))  # the winner, ready to deploy
 
 
 def test_design_page_offers_the_deployment_zip_of_the_design(store):

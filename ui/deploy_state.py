@@ -16,10 +16,10 @@ from ui.session import get_store
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _deployment_zip(scenario_json: str, version: tuple) -> tuple[Optional[bytes], str]:
+def _deployment_zip(scenario_json: str, servers: int, version: tuple) -> tuple[Optional[bytes], str]:
     """(the zip, a one-line summary) or (None, the reason the design cannot be exported)."""
     try:
-        export = export_design(scenario_json, context_at(version))
+        export = export_design(scenario_json, context_at(version), servers=servers)
     except KneepointError as e:
         return None, str(e)
     plan = export.plan
@@ -27,9 +27,10 @@ def _deployment_zip(scenario_json: str, version: tuple) -> tuple[Optional[bytes]
                                f"{len(plan.profiles)} Triton repositories and Deployments with autoscalers")
 
 
-def deployment_download(scenario_json: str, key: str, name: str, where=st) -> None:
-    """A download button for the design's deployment zip, or the reason there is none."""
-    data, text = _deployment_zip(scenario_json, get_store().version())
+def deployment_download(scenario_json: str, key: str, name: str, where=st, servers: int = 1) -> None:
+    """A download button for the design's deployment zip (on `servers` identical servers), or the reason there
+    is none."""
+    data, text = _deployment_zip(scenario_json, servers, get_store().version())
     stem = "".join(ch if ch.isalnum() else "-" for ch in name).strip("-").lower() or "design"
     if data is None:
         where.caption(f"No deployment files for {name!r}: {text}")
