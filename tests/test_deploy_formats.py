@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from engine.deploy import pbtxt, yamltext
 from engine.deploy.pbtxt import DATA_TYPES, INSTANCE_KINDS, PbtxtError
 
-names = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=12)
+names = st.one_of(st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=12),
+                  st.text(min_size=1, max_size=6))  # any Unicode: escaped on the way out, read back the same
 ints = st.integers(-2**40, 2**40)
 tensor = st.fixed_dictionaries({"name": names, "data_type": st.sampled_from(DATA_TYPES),
                                 "dims": st.lists(ints, max_size=4)})
@@ -90,3 +91,10 @@ def test_yaml_writer_refuses_what_yaml_would_change():
         yamltext.dumps({"x": float("inf")})
     with pytest.raises(TypeError):
         yamltext.dumps({1: "a"})
+
+
+def test_string_escapes_of_the_text_format_are_read():
+    cfg = pbtxt.loads(r'''name: "a\tb\x41\101\u00e9\"q" platform: 'single\'quoted' ''')
+    assert cfg == {"name": 'a\tbAAé"q', "platform": "single'quoted"}
+    with pytest.raises(PbtxtError, match="escape"):
+        pbtxt.loads(r'name: "bad\z"')

@@ -18,7 +18,6 @@ Text format (protobuf's text format spec): `name: value`, `name { ... }` or `nam
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
@@ -74,8 +73,23 @@ def _scalar(value: Any, f: Field) -> str:
     if f.kind == "bool":
         return "true" if value else "false"
     if f.kind == "str":
-        return json.dumps(value)  # C-style escapes of printable ASCII agree with the text format's
+        return quote(value)
     return str(int(value))
+
+
+def quote(text: str) -> str:
+    """A string literal: printable ASCII as it is (quote and backslash escaped), anything else as \\uXXXX or
+    \\UXXXXXXXX, the text format's Unicode escapes (JSON's surrogate pairs would not read back)."""
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= c < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\u{c:04x}" if c <= 0xFFFF else f"\\U{c:08x}")
+    return '"' + "".join(out) + '"'
 
 
 def _write_fields(obj: dict, schema: dict[str, Field], indent: int) -> list[str]:
@@ -88,10 +102,10 @@ def _write_fields(obj: dict, schema: dict[str, Field], indent: int) -> list[str]
         if f.kind == "map":
             for k, v in value.items():
                 if name == "parameters":
-                    lines += [f"{pad}{name} {{", f"{pad}  key: {json.dumps(k)}",
-                              f"{pad}  value: {{ string_value: {json.dumps(v['string_value'])} }}", f"{pad}}}"]
+                    lines += [f"{pad}{name} {{", f"{pad}  key: {quote(k)}",
+                              f"{pad}  value: {{ string_value: {quote(v['string_value'])} }}", f"{pad}}}"]
                 else:
-                    lines.append(f"{pad}{name} {{ key: {json.dumps(k)} value: {json.dumps(v)} }}")
+                    lines.append(f"{pad}{name} {{ key: {quote(k)} value: {quote(v)} }}")
         elif isinstance(f.kind, dict):
             items = value if f.repeated else [value]
             if f.repeated:
@@ -191,13 +205,33 @@ class _Reader:
             return ("list", items)
         kind, text = self.take()
         if kind == "str":
-            return ("str", json.loads('"' + text[1:-1].replace("\\'", "'") + '"') if text[0] == "'"
-                    else json.loads(text))
+            return ("str", _unescape(text[1:-1]))
         if kind == "num":
             return ("num", text)
         if kind == "id":
             return ("id", text)
         raise PbtxtError(f"unexpected {text!r}")
+
+
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\\": "\\",
+                   "'": "'", '"': '"', "?": "?"}
+_ESCAPE = re.compile(r"\\(?:(?P<simple>[ntrabfv\\'\"?])|x(?P<hex>[0-9A-Fa-f]{1,2})|(?P<oct>[0-7]{1,3})"
+                     r"|u(?P<u4>[0-9A-Fa-f]{4})|U(?P<u8>[0-9A-Fa-f]{8})|(?P<bad>.?))", re.S)
+
+
+def _unescape(body: str) -> str:
+    """A string literal's body with the text format's C-style escapes (simple, \\x hex, octal, \\u, \\U) resolved."""
+    def one(m: re.Match) -> str:
+        if m["simple"]:
+            return _SIMPLE_ESCAPES[m["simple"]]
+        if m["bad"] is not None:
+            raise PbtxtError(f"unknown escape \\{m['bad']} in a string")
+        code = int(m["hex"], 16) if m["hex"] else int(m["oct"], 8) if m["oct"] else int(m["u4"] or m["u8"], 16)
+        if code > 0x10FFFF:
+            raise PbtxtError(f"escape {m[0]} is beyond Unicode")
+        return chr(code)
+
+    return _ESCAPE.sub(one, body)
 
 
 def _typed(raw: tuple, f: Field, where: str) -> Any:
