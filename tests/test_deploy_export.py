@@ -13,6 +13,8 @@ import zipfile
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from engine.analytic import Context, build_design
 from engine.analytic.evaluate import sla_bounded_rate
@@ -252,3 +254,23 @@ def test_servers_multiply_replicas_gpus_and_nodes_but_not_per_replica_targets(mi
     assert [c.gpus for c in three.plan.configs] == [3 * c.gpus for c in mixed.plan.configs]
     with pytest.raises(ExportError, match="servers"):
         export_design(json.dumps(MIXED), ctx, servers=0)
+
+
+@settings(max_examples=8)
+@given(data=hst.data())
+def test_any_maximal_layouts_export_and_read_back(ctx, catalog, data):
+    from engine.catalog import enumerate_layouts
+
+    layouts = enumerate_layouts(catalog.gpu(SKU))
+    chosen = data.draw(hst.lists(hst.sampled_from(layouts), min_size=1, max_size=3))
+    scenario = {**DPU, "gpu": {"sku": SKU, "count": len(chosen), "layouts": [lay.labels() for lay in chosen]}}
+    export = export_design(json.dumps(scenario), ctx)
+    for path in export.files:
+        if path.endswith(".yaml"):
+            assert yaml.safe_load(export.files[path]) == export.objects[path]
+    instances: dict[str, int] = {}
+    for lay in chosen:
+        for inst in lay.instances:
+            instances[inst.profile] = instances.get(inst.profile, 0) + 1
+    assert {p.profile: p.replicas for p in export.plan.profiles} == instances
+    assert sum(c.gpus for c in export.plan.configs) == len(chosen)
