@@ -21,6 +21,7 @@ from engine.analytic import Context, build_design
 from engine.analytic.evaluate import sla_bounded_rate
 from engine.catalog import Gpu, MigLayout
 from engine.cost import GPUS_PER_SERVER
+from engine.deploy.sizing import MAX_GPUS
 from engine.errors import KneepointError
 from engine.partition.pack import pack
 from engine.scenario import BatchingPolicy, Scenario, SchedulerPolicy, load_scenario, require_gpu
@@ -28,8 +29,8 @@ from engine.scenario import BatchingPolicy, Scenario, SchedulerPolicy, load_scen
 #: the HorizontalPodAutoscaler aims each replica at this fraction of its SLA-bounded throughput, so a replica
 #: scales out before the tail reaches the SLA (the analytic tail grows steeply in the last 20 % before it)
 HPA_HEADROOM = 0.8
-#: most identical servers one export spans (the scenario's GPU limit of 64, one GPU per server)
-MAX_SERVERS = 64
+#: most identical servers one export spans (as many as the contract allows GPUs: one GPU per server)
+MAX_SERVERS = MAX_GPUS
 #: longest Kubernetes object name and label value (RFC 1123 label / label-value limits)
 MAX_K8S_NAME = 63
 WHOLE_GPU = "full"

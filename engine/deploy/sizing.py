@@ -26,7 +26,7 @@ the reason and left out of the ranking; nothing else stops the answer.
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,16 +37,24 @@ from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
-from engine.scenario import MAX_CORES, MAX_RATE_RPS, PreprocessDevice, Scenario, load_scenario, require_gpu
+from engine.scenario import (MAX_CORES, MAX_RATE_RPS, GpuSpec, PreprocessDevice, PreprocessingSpec, Scenario,
+                             load_scenario, require_gpu)
+
+
+
+def _contract_limit(model, field: str) -> int:
+    """The upper bound (le) the scenario contract declares for `field` of `model`: limits live there, once."""
+    return next(int(m.le) for m in model.model_fields[field].metadata if getattr(m, "le", None) is not None)
+
 
 #: most GPUs one design may use (the scenario contract's gpu.count limit)
-MAX_GPUS = 64
+MAX_GPUS = _contract_limit(GpuSpec, "count")
 #: servers tried beyond the fewest the GPU estimate allows (a host stage such as the NIC may cap a server first)
 MAX_EXTRA_SERVERS = 3
 #: requests the simulator runs to confirm the winner (short: one check, not a study)
 DEFAULT_CONFIRM_REQUESTS = 20_000
 #: most DPU compute units a design may use (the contract's preprocessing.units limit: 8 cards of 8 CUs)
-MAX_DPU_UNITS = 64
+MAX_DPU_UNITS = _contract_limit(PreprocessingSpec, "units")
 #: most GPU types one sizing compares (each costs a layout sweep of about a second)
 MAX_GPU_TYPES = 12
 WHOLE_GPU = "whole GPU (MIG off)"
@@ -62,7 +70,8 @@ class TypeAnswer(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     sku: str
-    status: str  # 'ok' | 'no design' (nothing meets R within the limits) | 'cannot evaluate' (no profiles, ...)
+    status: Literal["ok", "no design", "cannot evaluate"]  # no design: nothing meets R within the limits;
+    # cannot evaluate: the engine cannot price this type for the model (no latency profiles, ...)
     reason: Optional[str] = None
     gpus: int = 0  # in all (servers x gpus_per_server)
     gpus_per_server: int = 0
