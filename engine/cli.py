@@ -184,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     from engine import cli_search
 
     cli_search.register(sub)
+    from engine import cli_deploy
+
+    cli_deploy.register(sub)  # size, export-design
     return p
 
 

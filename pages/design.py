@@ -245,3 +245,7 @@ with st.expander("Notes and the scenario JSON"):
     for note in ev["notes"]:
         st.markdown(f"- {md(note)}")
     st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")
+
+from ui.deploy_state import deployment_download  # noqa: E402  (an additive block: the design's deployment files)
+
+deployment_download(scenario.to_json(), key="d_dl_deploy", name=scenario.name)

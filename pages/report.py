@@ -91,6 +91,12 @@ def report_tab() -> None:
                          mime="application/zip", key="rep_dl_parquet", on_click="ignore")
     d[3].download_button("Scenarios (JSON)", data=files["json"], file_name=f"{stem}-scenarios.json",
                          mime="application/json", key="rep_dl_json", on_click="ignore")
+    import json
+
+    from ui.deploy_state import deployment_download
+
+    for i, text in enumerate(texts):  # one deployment zip per design (MIG, Triton, Kubernetes)
+        deployment_download(text, key=f"rep_dl_deploy_{i}", name=json.loads(text).get("name", f"design {i + 1}"))
     try:
         chromium = find_chromium()
     except StaticUnavailable as e:

@@ -59,6 +59,39 @@ except KneepointError as e:
 st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axis, ("GPU set-ups", "preprocessing",
            "RPC paths", "batching", "schedulers"))) + ").")
 
+with st.expander("Least hardware for a load (sizing)"):
+    from ui.deploy_state import size_cached, sizing_table
+
+    st.caption("The fewest GPUs (the current layout or any maximal one per GPU) and host cores that carry the rate "
+               "within the SLA, per GPU type, ranked by TCO at that rate; the simulator checks the winner.")
+    z = st.columns([1, 2, 1])
+    z[0].number_input("Rate (req/s)", 1.0, 1e7, float(base.workload.arrival.rate_rps), key="srch_size_rate")
+    z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
+    size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
+    if z[2].button("Size", key="srch_size_run"):
+        with st.spinner("Sizing every layout of each type, then simulating the winner..."):
+            try:
+                st.session_state["srch_size_result"] = (size_key, size_cached(*size_key))
+            except ValueError as e:  # KneepointError names the problem
+                st.error(f"Sizing failed: {e}")
+    sized = st.session_state.get("srch_size_result")
+    if sized and sized[0] == size_key:
+        st.dataframe(sizing_table(sized[1]), hide_index=True, key="srch_size_table")
+        verdict = sized[1].confirmation
+        if verdict is not None:
+            best = sized[1].answers[0]
+            text = (f"Simulator on one {verdict.sku} server at {best.server_rate_rps:,.0f} req/s (its share of "
+                    f"{sized[1].rate_rps:,.0f}; {verdict.n_requests:,} requests): "
+                    f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
+                    + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
+            (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))
+            from ui.deploy_state import deployment_download
+
+            deployment_download(json.dumps(best.scenario), key="srch_size_deploy", servers=best.servers,
+                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized[1].rate_rps:,.0f} req/s")
+        else:
+            st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
+
 key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):
     try:

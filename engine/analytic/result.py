@@ -194,6 +194,14 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optiona
             **{f"capex:{k}": v for k, v in r.capex_breakdown_usd.items()}}
 
 
+def cost_at(design: Design, ctx: Context, throughput_rps: float) -> dict[str, Optional[float]]:
+    """The design's CAPEX, OPEX and TCO (USD), queries per USD and per joule when it carries `throughput_rps`
+    requests/s (engine.deploy.sizing prices the least hardware at the offered load, not at its SLA-bounded peak)."""
+    priced = PricedRate(throughput_rps=throughput_rps, basis=COST_BASIS_NAMES[CostBasis.OFFERED],
+                        no_value_reason=None)
+    return _cost(design, ctx, priced)
+
+
 def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float] = None,
              cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
     """Validate (if needed) and evaluate a scenario analytically at its arrival rate (or `rate`), priced at
