@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from engine.catalog import LayoutError, addable, validate_layout
+from engine.catalog import addable, validate_layout
 from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
                                   utilization_bar)
 from engine.errors import KneepointError
