@@ -75,7 +75,7 @@ def _validated(model, data, flag):
         where = ".".join(str(p) for p in err.get("loc", ()))
         raise SimError(f"{flag}: {where + ': ' if where else ''}{err.get('msg', '').removeprefix('Value error, ')}"
                        + (f" (got {excerpt(err['input'])})" if "input" in err and not isinstance(err["input"], dict)
-                          else "")) from None
+                          and "got " not in err.get("msg", "") else "")) from None
 
 
 def _service(args):
