@@ -1,4 +1,4 @@
-"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm]`: best designs and Pareto fronts."""
+"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm] [--executor ray]`: best designs and Pareto fronts."""
 
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ def report(result) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     from engine.analytic import Context
     from engine.cli_sim import Progress
+    from engine.executors import ExecutorError, executor_from_args
     from engine.search import SearchError, search
     from engine.store import Store
 
@@ -83,8 +84,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         bar = Progress("search", not args.json)
         result = search(text, Context.from_store(Store()), workers=args.workers,
                         progress=lambda frac, _msg: bar(frac), confirm_top=0 if args.no_confirm else args.confirm,
-                        sim_requests=args.requests, seed=args.seed)
-    except SearchError as e:
+                        sim_requests=args.requests, seed=args.seed, executor=executor_from_args(args, args.workers))
+    except (SearchError, ExecutorError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.json:
@@ -106,6 +107,8 @@ def _positive(text: str) -> int:
 
 
 def register(subparsers) -> None:
+    from engine.executors import add_executor_arguments
+
     p = subparsers.add_parser("search", help="sweep a design space: best designs under the SLA and Pareto fronts")
     p.add_argument("space", help="search space JSON (kneepoint.search/1) file, or - for stdin")
     p.add_argument("--json", action="store_true", help="print JSON (the result without the all-designs table)")
@@ -115,4 +118,5 @@ def register(subparsers) -> None:
     p.add_argument("--confirm", type=_positive, default=3, metavar="N", help="designs the simulator checks (3)")
     p.add_argument("--requests", type=_positive, default=100_000, help="simulated requests per checked design")
     p.add_argument("--seed", type=int, default=0, help="simulator seed")
+    add_executor_arguments(p)
     p.set_defaults(func=cmd_search)
