@@ -103,6 +103,7 @@ class RayExecutor:
 
     def __init__(self, address: Optional[str] = None):
         self.address = address or None
+        self.task_retries, self.chunk_retries = TASK_MAX_RETRIES, CHUNK_RETRIES
         self._gcs: Optional[str] = None
         self._put: Optional[tuple[Any, Any]] = None  # (shared object, its reference): one ray.put per object
 
@@ -172,7 +173,8 @@ class RayExecutor:
         results: list = [None] * total
         attempts = [0] * total
         failed: dict[int, str] = {}
-        pending = {_run_chunk.remote(fn, box, chunks[k]): k for k in range(total)}
+        task = _run_chunk.options(max_retries=self.task_retries)
+        pending = {task.remote(fn, box, chunks[k]): k for k in range(total)}
         done, since_cpu = 0, [time.monotonic()]
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
@@ -188,8 +190,8 @@ class RayExecutor:
                     results[k] = ray.get(ref)
                 except LOST as e:
                     attempts[k] += 1
-                    if attempts[k] <= CHUNK_RETRIES:
-                        pending[_run_chunk.remote(fn, box, chunks[k])] = k
+                    if attempts[k] <= self.chunk_retries:
+                        pending[task.remote(fn, box, chunks[k])] = k
                     else:
                         failed[k] = type(e).__name__
                     continue
@@ -202,7 +204,7 @@ class RayExecutor:
         if failed:
             reasons = ", ".join(sorted(set(failed.values())))
             raise ExecutorError(missing_chunks_message(self.where, sorted(failed), total,
-                                                       f"lost {CHUNK_RETRIES + 1} times ({reasons})"))
+                                                       f"lost {self.chunk_retries + 1} times ({reasons})"))
         return results
 
     @staticmethod
