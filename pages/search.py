@@ -4,6 +4,7 @@ import json
 
 import streamlit as st
 
+from engine.executors import ExecutorError, ray_installed
 from engine.profiles import ProfileError
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy, load_scenario
 from engine.search import SearchError, frames
@@ -38,6 +39,10 @@ c[0].multiselect("Batching policies", [b.value for b in BatchingPolicy], default
 c[1].multiselect("Schedulers", [s.value for s in SchedulerPolicy], default=[base.scheduler.policy.value],
                  key="srch_sched")
 c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
+if ray_installed():  # found without importing Ray: the page loads as fast without it
+    st.radio("Run on", ["local", "ray"], horizontal=True, key="srch_executor",
+             format_func={"local": "this server", "ray": "Ray cluster"}.get,
+             help="ray: the cluster named by KNEEPOINT_RAY_ADDRESS (or a Ray started on this server); same answer")
 
 w = st.session_state
 space = {"name": f"around {base.name}", "base": json.loads(base.to_json()),
@@ -59,8 +64,9 @@ key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):
     bar = st.progress(0.0, text="searching...")
     try:
-        result = search_cached(space_json, key[1], progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
-    except (SearchError, ScenarioError, ProfileError, ValueError) as e:
+        result = search_cached(space_json, key[1], progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                               executor=w.get("srch_executor", "local"))
+    except (SearchError, ScenarioError, ProfileError, ExecutorError, ValueError) as e:
         bar.empty()
         st.error(f"The search failed: {e}")
         st.stop()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.executors import make_executor
 from engine.search import expand, parse_space, search
 from ui.design_state import context_at
-from ui.session import get_book, get_store
+from ui.session import get_book, get_store, hosting
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -22,11 +23,13 @@ def space_shape(space_json: str) -> tuple[int, tuple[int, ...]]:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _search(space_json: str, confirm_top: int, version: tuple, _progress=None):
-    # one process: forking a Streamlit server (threads, sockets) is not safe
+def _search(space_json: str, confirm_top: int, version: tuple, executor: str, ray_address, _progress=None):
+    # local: one process, since forking a Streamlit server (threads, sockets) is not safe; ray: the cluster of
+    # KNEEPOINT_RAY_ADDRESS (or a Ray started here). Either gives the same answer.
     return search(space_json, context_at(version), workers=1, progress=_progress, confirm_top=confirm_top,
-                  sim_requests=20_000)
+                  sim_requests=20_000, executor=make_executor(executor, workers=1, address=ray_address))
 
 
-def search_cached(space_json: str, confirm_top: int, progress=None):
-    return _search(space_json, confirm_top, get_store().version(), _progress=progress)
+def search_cached(space_json: str, confirm_top: int, progress=None, executor: str = "local"):
+    address = hosting().ray_address if executor == "ray" else None
+    return _search(space_json, confirm_top, get_store().version(), executor, address, _progress=progress)
