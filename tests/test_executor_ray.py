@@ -118,3 +118,18 @@ def test_an_unreachable_cluster_is_one_line_from_the_cli(tmp_path):
                  and not line.startswith(" - leaked")]
         assert p.returncode == 2, p.stderr
         assert lines == [f"error: cannot reach the Ray cluster at {address}: Connection refused"], p.stderr
+
+
+@pytest.mark.ray
+def test_the_search_page_runs_on_the_cluster(cluster, monkeypatch):
+    from tests.pagetest import metrics, open_page
+
+    c, _ = cluster
+    monkeypatch.setenv("KNEEPOINT_RAY_ADDRESS", c.address)
+    at = open_page("search.py", timeout=300)
+    at.radio(key="srch_executor").set_value("ray").run()
+    at.number_input(key="srch_confirm").set_value(1).run()
+    at.button(key="srch_run").click().run()
+    assert not at.exception, at.exception
+    assert metrics(at)["Designs evaluated"] == "4"
+    assert len(at.get("plotly_chart")) == 2
