@@ -1,6 +1,7 @@
 """Chunk functions that break their Ray worker on purpose (imported by the workers, hence a module of its own)."""
 
 import os
+import time
 
 from engine.search import run
 
@@ -20,3 +21,13 @@ def always_dies(shared, chunk):
     if chunk == 2:
         os._exit(1)
     return chunk
+
+
+def square_where(marker_dir, chunk):
+    """chunk squared, after leaving a file named after the chunk and the node running it (the test waits on those
+    files to know a node is busy before it kills that node)."""
+    import ray
+
+    open(os.path.join(marker_dir, f"{chunk}-{ray.get_runtime_context().get_node_id()}"), "w").close()
+    time.sleep(0.2)  # long enough that a node is killed while it holds chunks
+    return chunk * chunk

@@ -8,6 +8,7 @@ and an unreachable cluster is one line from the CLI."""
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -89,6 +90,36 @@ def test_a_killed_worker_chunk_is_retried_and_the_answer_is_whole(cluster, ctx, 
     on_ray = executor.map(ray_faults.dies_once, (grid, ctx, str(marker)), bounds)
     assert marker.exists(), "a worker was meant to kill itself"
     assert on_ray == LocalExecutor(1).map(_chunk, (grid, ctx), bounds)
+
+
+@pytest.mark.ray
+def test_a_lost_node_chunks_are_rerun_elsewhere(cluster, tmp_path):
+    """A second worker node joins, takes chunks, and is killed outright (its process group, SIGKILL): its chunks
+    are rerun on the node left and the answer is whole."""
+    import os
+    import signal
+    import threading
+
+    import ray
+
+    c, executor = cluster
+    before = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    node = c.add_node()
+    c.wait_for_cpus(2)
+    doomed = ({n["NodeID"] for n in ray.nodes() if n["Alive"]} - before).pop()
+    out: dict = {}
+    run = threading.Thread(target=lambda: out.update(result=executor.map(ray_faults.square_where, str(tmp_path),
+                                                                         list(range(60)))))
+    run.start()
+    deadline = time.monotonic() + 120
+    while not any(f.name.endswith(doomed) for f in tmp_path.iterdir()):
+        assert time.monotonic() < deadline and run.is_alive(), "the second node never took a chunk"
+        time.sleep(0.05)
+    os.killpg(node.pid, signal.SIGKILL)
+    node.wait(30)
+    c.nodes.remove(node)
+    run.join(300)
+    assert out["result"] == [k * k for k in range(60)]
 
 
 @pytest.mark.ray
