@@ -93,3 +93,11 @@ def test_the_app_and_the_local_executor_never_import_ray():
     assert p.returncode == 0, p.stderr[-2000:]
     modules, imported = p.stdout.split()
     assert int(modules) > 10 and imported == "False"
+
+
+def test_without_ray_the_ray_executor_says_how_to_get_it(monkeypatch):
+    import engine.executors as executors
+
+    monkeypatch.setattr(executors, "ray_installed", lambda: False)
+    with pytest.raises(ExecutorError, match="needs Ray: pip install -r requirements-ray.txt"):
+        executors.make_executor("ray")
