@@ -22,6 +22,7 @@ import ray
 import ray.exceptions as rex
 
 from engine.executors.base import ChunkFn, ExecutorError, Progress, missing_chunks_message
+from engine.executors.ray_node import OBJECT_STORE_BYTES
 
 #: Ray's own re-runs of a task whose worker process died
 TASK_MAX_RETRIES = 3
@@ -117,9 +118,10 @@ class RayExecutor:
             self._gcs = self._gcs or ray.get_runtime_context().gcs_address
             return
         kw = dict(logging_level="ERROR", log_to_driver=False, include_dashboard=False)
-        if self.address is None:
+        if self.address is None:  # a Ray of this machine's cores, on loopback, for this process only
             _keep_loopback()
             target = "local"
+            kw.update(object_store_memory=OBJECT_STORE_BYTES)
         elif self.address == "auto":
             target = "auto"
         else:
