@@ -164,3 +164,33 @@ def test_the_search_page_runs_on_the_cluster(cluster, monkeypatch):
     assert not at.exception, at.exception
     assert metrics(at)["Designs evaluated"] == "4"
     assert len(at.get("plotly_chart")) == 2
+
+
+@pytest.mark.ray
+def test_a_cluster_that_goes_away_mid_run_is_one_line_from_the_cli(tmp_path):
+    """Its own one-node cluster (the head has the CPU, the CLI's driver joins it): stopped once a chunk runs, the
+    CLI names the chunks that did not finish, in one line, exit status 2."""
+    from engine.executors.ray_node import LocalRayCluster
+
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps(SPACE["base"]))
+    with LocalRayCluster(workers=0, head_cpus=1) as c:
+        cli = subprocess.Popen([sys.executable, "-m", "engine", "simulate", str(scenario), "--sweep-rate",
+                                "100:400:4", "--requests", "3000000", "--executor", "ray", "--ray-address", c.address],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 120
+            # a worker's .out log names each task it starts: the state that says a chunk is running
+            while not any("_run_chunk" in f.read_text() for f in c.log_dir.glob("ray/session_*/logs/worker-*.out")):
+                assert time.monotonic() < deadline and cli.poll() is None, cli.communicate()
+                time.sleep(0.1)
+            c.stop()
+            _, err = cli.communicate(timeout=120)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+    lines = [line for line in err.splitlines() if line.strip() and "nanobind" not in line
+             and not line.startswith(" - leaked")]
+    assert cli.returncode == 2, err
+    assert len(lines) == 1 and lines[0].startswith(f"error: the Ray cluster at {c.address}: 4 of 4 chunk(s) did not "
+                                                   "finish (chunks 0, 1, 2, 3): the cluster"), err

@@ -14,6 +14,7 @@ never a partial answer.
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import time
 from typing import Any, Optional, Sequence
@@ -96,6 +97,16 @@ def _reachable(address: str, timeout: float) -> Optional[str]:
         return e.strerror or type(e).__name__
 
 
+def _draining(node_id: str) -> bool:
+    """Whether the GCS lists the node as draining (ray._private: not a public API, so any failure means no)."""
+    try:
+        from ray._private.state import state
+
+        return node_id in state.get_draining_nodes()
+    except Exception:  # noqa: BLE001 - a private API that may change: never fail a run because of it
+        return False
+
+
 class RayExecutor:
     """Chunks as Ray tasks. address: HOST:PORT of a cluster's head (its GCS), 'auto' (the cluster running on this
     machine, or RAY_ADDRESS), or None (start a Ray on this machine, all its cores)."""
@@ -120,6 +131,9 @@ class RayExecutor:
         kw = dict(logging_level="ERROR", log_to_driver=False, include_dashboard=False)
         if self.address is None:  # a Ray of this machine's cores, on loopback, for this process only
             _keep_loopback()
+            # a new local Ray turns on token auth and writes ~/.ray/auth_token, after which every `ray start` on this
+            # machine wants a token that drivers joining by address do not send; nothing but loopback reaches it
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
             target = "local"
             kw.update(object_store_memory=OBJECT_STORE_BYTES)
         elif self.address == "auto":
@@ -162,6 +176,10 @@ class RayExecutor:
         """None while the cluster answers and has CPUs, else why the run cannot finish."""
         if self._gcs and _reachable(self._gcs, POLL_S):
             return "the cluster went away"
+        if _draining(ray.get_runtime_context().get_node_id()):
+            # this process's node is shutting down: when its raylet stops, Ray ends this process outright (no
+            # Python error to catch), so say what is missing now
+            return "the cluster is shutting down (this driver's node is draining)"
         if ray.cluster_resources().get("CPU", 0) > 0:
             since_cpu[0] = time.monotonic()
         elif time.monotonic() - since_cpu[0] > NO_CPU_GRACE_S:

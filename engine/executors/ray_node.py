@@ -10,9 +10,11 @@ nodes, is turned off for address resolution only). Imports Ray: never imported b
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -27,6 +29,9 @@ OBJECT_STORE_BYTES = 200_000_000
 def main(argv: list[str]) -> int:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # the node's own processes resolve to loopback too
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # loopback only: no token (a ~/.ray/auth_token left by some local ray.init would otherwise turn it on for the
+    # nodes but not for drivers joining by address, which then cannot connect)
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray._private.ray_constants as ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False
@@ -55,7 +60,9 @@ class LocalRayCluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.cpus_per_node, self.head_cpus = cpus_per_node, head_cpus
-        self.log_dir = Path(log_dir or f"/tmp/kneepoint-ray-{self.port}")
+        # Ray's sockets live under it and a Unix socket path has at most 107 bytes: by default a short new directory
+        self._own_dir = log_dir is None
+        self.log_dir = Path(tempfile.mkdtemp(prefix="kp-ray-")) if log_dir is None else Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.head: Optional[subprocess.Popen] = None
         self.nodes: list[subprocess.Popen] = []
@@ -116,6 +123,8 @@ class LocalRayCluster:
         if self.head:
             _stop(self.head)
             self.head = None
+        if self._own_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def __enter__(self) -> "LocalRayCluster":
         return self.start()
