@@ -59,9 +59,10 @@ def run(label: str, executor, grid, ctx, rows: list, reference: list):
                  progress=lambda f, msg: marks.setdefault("sim", time.perf_counter()) if "simulat" in msg else None)
     wall = time.perf_counter() - t0
     confirm_s = wall - (marks.get("sim", t0 + wall) - t0)
-    same = "reference" if not reference else ("same" if res.model_dump(exclude=TIMINGS) == reference[0] else "DIFFERENT")
+    answer = res.model_dump(exclude=TIMINGS)
+    same = "reference" if not reference else ("same" if answer == reference[0] else "DIFFERENT")
     if not reference:
-        reference.append(res.model_dump(exclude=TIMINGS))
+        reference.append(answer)
     rows.append(dict(label=label, workers=executor.parallel_for(10**6), wall=wall, analytic=res.analytic_s,
                      confirm=confirm_s, dps=res.size / res.analytic_s, answer=same))
     print(f"  {label}: {wall:.1f} s ({same})", flush=True)

@@ -1,4 +1,5 @@
-"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm] [--executor ray]`: best designs and Pareto fronts."""
+"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm] [--executor ray]`: best designs and
+Pareto fronts."""
 
 from __future__ import annotations
 

@@ -164,7 +164,8 @@ def _check_args(workers, confirm_top, sim_requests, seed) -> None:
 
 def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] = None, workers: Optional[int] = None,
            progress: Optional[Callable[[float, str], None]] = None, confirm_top: int = 3,
-           sim_requests: int = DEFAULT_SIM_REQUESTS, seed: int = 0, executor: Optional[Executor] = None) -> SearchResult:
+           sim_requests: int = DEFAULT_SIM_REQUESTS, seed: int = 0,
+           executor: Optional[Executor] = None) -> SearchResult:
     """Evaluate every design of a space and return the best designs, the Pareto fronts and a simulator check.
 
     space: a SearchSpace (or its JSON / dict) or an expanded DesignGrid; ctx: engine.analytic.Context

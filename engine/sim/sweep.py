@@ -2,8 +2,9 @@
 
 sweep(): independent load points of a latency-vs-load curve run in parallel on an executor (engine.executors:
 processes forked from the caller by default, or a Ray cluster; the workers compute percentiles with numpy, since a
-forked process must not share the parent's DuckDB). Every point uses the same seed: common random numbers (the unit-rate arrival stream is
-scaled by each rate), so the curve is smooth and differences between points are not sampling noise.
+forked process must not share the parent's DuckDB). Every point uses the same seed: common random numbers (the
+unit-rate arrival stream is scaled by each rate), so the curve is smooth and differences between points are not
+sampling noise.
 
 adaptive(): runs n, 2n, 4n... requests until the p99 confidence half-width is under `target` of the
 p99 (or max_requests is reached); each round is a fresh run with the same seed.
