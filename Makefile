@@ -10,7 +10,7 @@ PORT   ?= 8501
 run: $(VENV)/.runtime
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-test: $(VENV)/.dev
+test: $(VENV)/.dev $(VENV)/.ray
 	$(BIN)/python -m pytest
 
 $(VENV)/.runtime: requirements.txt
@@ -21,6 +21,11 @@ $(VENV)/.runtime: requirements.txt
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+# Ray for the ray executor's tests (tests marked `ray` start a small local cluster)
+$(VENV)/.ray: requirements-ray.txt $(VENV)/.runtime
+	$(BIN)/python -m pip install --quiet -r requirements-ray.txt
 	touch $@
 
 clean:

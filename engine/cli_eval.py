@@ -62,7 +62,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from engine.analytic import build_design, evaluate_design, sweep
+    from engine.analytic import build_design, evaluate_design
+    from engine.analytic.space import sweep_rates
+    from engine.executors import ExecutorError, executor_from_args
     from engine.scenario import load_scenario
 
     ctx = _ctx()
@@ -70,9 +72,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     design = build_design(scenario, ctx)
     if args.sweep_rate:
         lo, hi, n = args.sweep_rate
+        try:
+            curve = sweep_rates(design, lo, hi, n, executor_from_args(args))
+        except ExecutorError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         points = [{"rate_rps": p.rate_rps, "stable": p.stable,
                    "latency_ms": {k: v * 1e3 for k, v in p.latency_s.items() if k != "sla"},
-                   "unstable_reason": p.unstable_reason} for p in sweep(design, lo, hi, n)]
+                   "unstable_reason": p.unstable_reason} for p in curve]
         if args.json:
             print(json.dumps(_clean(points), indent=1))
         else:
@@ -104,6 +111,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    from engine.executors import add_executor_arguments
+
     sc = subparsers.add_parser("scenario", help="the scenario contract")
     ssub = sc.add_subparsers(dest="action", required=True, parser_class=type(subparsers._parser_class()))
     sch = ssub.add_parser("schema", help="print the scenario's JSON schema")
@@ -112,4 +121,5 @@ def register(subparsers) -> None:
     ev.add_argument("scenario", help="scenario JSON file (or - for stdin)")
     ev.add_argument("--sweep-rate", type=_sweep_spec, metavar="LO:HI:N", help="latency over N rates from LO to HI")
     ev.add_argument("--json", action="store_true")
+    add_executor_arguments(ev)
     ev.set_defaults(func=cmd_evaluate)

@@ -1,4 +1,5 @@
-"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm]`: best designs and Pareto fronts."""
+"""`python -m engine search SPACE.json [--json] [--workers N] [--no-confirm] [--executor ray]`: best designs and
+Pareto fronts."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ def report(result) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     from engine.analytic import Context
     from engine.cli_sim import Progress
+    from engine.executors import executor_from_args
     from engine.search import search
     from engine.store import Store
 
@@ -86,7 +88,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     bar = Progress("search", not args.json)
     result = search(space, Context.from_store(Store()), workers=args.workers,
                     progress=lambda frac, _msg: bar(frac), confirm_top=0 if args.no_confirm else args.confirm,
-                    sim_requests=args.requests, seed=args.seed)
+                    sim_requests=args.requests, seed=args.seed, executor=executor_from_args(args, args.workers))
     if args.json:
         exclude = None if args.all_designs else {"designs"}
         print(json.dumps(json.loads(result.model_dump_json(exclude=exclude)), indent=1))  # inf -> null
@@ -96,6 +98,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    from engine.executors import add_executor_arguments
     from engine.sim.workload import MAX_REQUESTS
     from engine.userfiles import seed_number, whole_number
 
@@ -111,4 +114,5 @@ def register(subparsers) -> None:
     p.add_argument("--requests", type=whole_number(1, MAX_REQUESTS), default=100_000,
                    help="simulated requests per checked design")
     p.add_argument("--seed", type=seed_number, default=0, help="simulator seed")
+    add_executor_arguments(p)
     p.set_defaults(func=cmd_search)

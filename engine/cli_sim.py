@@ -131,8 +131,11 @@ def _simulate(args: argparse.Namespace) -> int:
               warmup=args.warmup)
     if args.sweep_rate:
         lo, hi, k = args.sweep_rate
+        from engine.executors import executor_from_args
+
         bar = Progress(f"simulating {k} rates", not args.no_progress)
-        results = [r.to_dict() for r in sweep(design, rate_grid(lo, hi, k), n, progress=bar, **kw)]
+        results = [r.to_dict() for r in sweep(design, rate_grid(lo, hi, k), n, progress=bar,
+                                              executor=executor_from_args(args), **kw)]
         if args.json:
             print(json.dumps([_summary(r) for r in results], indent=1))
             return 0
@@ -187,6 +190,7 @@ def _print(scenario, r: dict) -> None:
 
 def register(subparsers) -> None:
     from engine.cli_eval import _sweep_spec
+    from engine.executors import add_executor_arguments
     from engine.sim.workload import MAX_REQUESTS, WorkloadKind
     from engine.userfiles import finite_float, seed_number, whole_number
 
@@ -209,4 +213,5 @@ def register(subparsers) -> None:
     sim.add_argument("--sweep-rate", type=_sweep_spec, metavar="LO:HI:N", help="a curve over N rates (in parallel)")
     sim.add_argument("--json", action="store_true")
     sim.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_executor_arguments(sim)
     sim.set_defaults(func=cmd_simulate)

@@ -8,6 +8,8 @@ the environment. Nothing here is cached: a deployment that changes its secrets s
     KNEEPOINT_PASSWORD=...      or secret password = "..."   a password box before any page
     KNEEPOINT_MAX_UPLOAD_MB=10                               largest uploaded file, in MB
     KNEEPOINT_MAX_UPLOAD_ROWS=50000                          most data rows in one uploaded file
+    KNEEPOINT_RAY_ADDRESS=HOST:PORT                          the Ray cluster the Search page's "Ray" executor joins
+                                                             ('auto': the one on this machine; unset: start one here)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ ENV_HOSTED = "KNEEPOINT_HOSTED"
 ENV_PASSWORD = "KNEEPOINT_PASSWORD"
 ENV_MAX_UPLOAD_MB = "KNEEPOINT_MAX_UPLOAD_MB"
 ENV_MAX_UPLOAD_ROWS = "KNEEPOINT_MAX_UPLOAD_ROWS"
+ENV_RAY_ADDRESS = "KNEEPOINT_RAY_ADDRESS"
 SECRET_HOSTED = "hosted"
 SECRET_PASSWORD = "password"
 
@@ -63,6 +66,7 @@ class HostingSettings(BaseModel):
     limits: UploadLimits = UploadLimits()
     password: Optional[SecretStr] = None
     password_source: Optional[str] = None
+    ray_address: Optional[str] = None  # where the Ray executor runs; None: a Ray started on this machine
 
 
 def _flag(value: object, name: str) -> bool:
@@ -111,4 +115,15 @@ def hosting_settings(env: Optional[Mapping[str, str]] = None,
     if not password:
         password, source = None, None
     return HostingSettings(hosted=hosted, limits=limits, password=None if password is None else SecretStr(password),
-                           password_source=source)
+                           password_source=source, ray_address=_ray_address(env.get(ENV_RAY_ADDRESS, "")))
+
+
+def _ray_address(value: str) -> Optional[str]:
+    """HOST:PORT or 'auto' (checked here, so a typo closes the app with the setting's name, not a failed search)."""
+    text = value.strip()
+    if not text:
+        return None
+    host, sep, port = text.rpartition(":")
+    if text != "auto" and not (sep and host and port.isdigit() and 0 < int(port) < 65536):
+        raise SettingsError(f"{ENV_RAY_ADDRESS}: {value!r} is not HOST:PORT of a Ray head (or 'auto')")
+    return text

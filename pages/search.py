@@ -5,6 +5,7 @@ import json
 import streamlit as st
 
 from engine.errors import KneepointError
+from engine.executors import ray_installed
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
 from engine.search import frames
 from engine.search_charts import front_scatter
@@ -42,6 +43,10 @@ c[0].multiselect("Batching policies", [b.value for b in BatchingPolicy], default
 c[1].multiselect("Schedulers", [s.value for s in SchedulerPolicy], default=[base.scheduler.policy.value],
                  key="srch_sched")
 c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
+if ray_installed():  # found without importing Ray: the page loads as fast without it
+    st.radio("Run on", ["local", "ray"], horizontal=True, key="srch_executor",
+             format_func={"local": "this server", "ray": "Ray cluster"}.get,
+             help="ray: the cluster named by KNEEPOINT_RAY_ADDRESS (or a Ray started on this server); same answer")
 
 w = st.session_state
 space = {"name": f"around {base.name}", "base": json.loads(base.to_json()),
@@ -95,7 +100,7 @@ with st.expander("Least hardware for a load (sizing)"):
 key = (space_json, int(w["srch_confirm"]))
 if st.button("Run the search", key="srch_run", type="primary"):
     try:
-        result = search_cached(space_json, key[1])
+        result = search_cached(space_json, key[1], executor=w.get("srch_executor", "local"))
     except KneepointError as e:
         st.error(f"The search failed: {md(e)}")
         st.stop()

@@ -1,23 +1,25 @@
-"""Evaluate many designs at one rate: the analytic design-space sweep, in parallel worker processes.
+"""Evaluate many designs at one rate (sweep_designs), or one design at many rates (sweep_rates), in parallel on an
+executor (engine.executors: processes forked from the caller by default, or a Ray cluster).
 
 Each design is a validated Scenario; a worker builds it (sharing memoised GPU and host sides with the
 designs before it) and returns its capacity, bottleneck, and mean and SLA-percentile latency at the
-rate. Workers are forked from the caller, so they inherit its Context (profile book and tables) and
+rate. Workers get the Context (profile book and tables) once, inherited or from the object store, and
 never touch the DuckDB connection: everything they read is already in memory.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import os
-from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.evaluate import capacity, mean_and_sla
+from engine.analytic.design import Design
+from engine.analytic.evaluate import RatePoint, at_rate, capacity, mean_and_sla
 from engine.analytic.pipeline import Context, build_design
+from engine.executors import Executor, LocalExecutor
 from engine.scenario import Scenario
 
 
@@ -36,10 +38,8 @@ class DesignPoint(BaseModel):
     meets_sla: bool
 
 
-# (context, scenarios, rate), set in the parent just before forking and read-only in the workers: forked
-# workers inherit them, so only index ranges go out and plain tuples come back (pickling 20k pydantic
-# scenarios cost more than evaluating them)
-_WORKER_JOB: Optional[tuple[Context, list[Scenario], float]] = None
+#: rates per chunk of sweep_rates: one rate costs ~0.1 ms, a task's overhead more
+RATES_PER_CHUNK = 250
 
 
 def _measure(ctx: Context, scenario: Scenario, rate: float) -> tuple:
@@ -55,33 +55,38 @@ def _point(i: int, m: tuple) -> DesignPoint:
                        sla_bound_ms=m[5], meets_sla=m[6])
 
 
-def _chunk(bounds: tuple[int, int]) -> list[tuple]:
-    ctx, scenarios, rate = _WORKER_JOB
+def _chunk(shared: tuple[Context, list[Scenario], float], bounds: tuple[int, int]) -> list[tuple]:
+    # only index ranges go out and plain tuples come back (pickling 20k pydantic scenarios cost more than
+    # evaluating them); the context and scenarios are shared once per worker
+    ctx, scenarios, rate = shared
     return [_measure(ctx, scenarios[i], rate) for i in range(*bounds)]
 
 
 def sweep_designs(scenarios: list[Scenario], ctx: Context, rate: float, workers: Optional[int] = None,
-                  progress: Optional[Callable[[float], None]] = None, chunk: int = 500) -> list[DesignPoint]:
-    """Every scenario at `rate` requests/s, in order; `workers` processes (default: all cores)."""
-    global _WORKER_JOB
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(scenarios) < 2 * chunk or "fork" not in mp.get_all_start_methods():
-        out = []
-        for i, s in enumerate(scenarios):
-            out.append(_point(i, _measure(ctx, s, rate)))
-            if progress and i % chunk == 0:
-                progress(i / len(scenarios))
-        return out
-    _WORKER_JOB = (ctx, scenarios, rate)
-    try:
-        # contiguous ranges: neighbouring designs share GPU and host sides, which a worker then reuses
-        jobs = [(i, min(i + chunk, len(scenarios))) for i in range(0, len(scenarios), chunk)]
-        out: list[DesignPoint] = []
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
-            for k, part in enumerate(pool.map(_chunk, jobs)):
-                out.extend(_point(jobs[k][0] + j, m) for j, m in enumerate(part))
-                if progress:
-                    progress((k + 1) / len(jobs))
-        return out
-    finally:
-        _WORKER_JOB = None
+                  progress: Optional[Callable[[float], None]] = None, chunk: int = 500,
+                  executor: Optional[Executor] = None) -> list[DesignPoint]:
+    """Every scenario at `rate` requests/s, in order, on `executor` (default: `workers` processes, all cores)."""
+    executor = executor or LocalExecutor(workers)
+    n = len(scenarios)
+    # contiguous ranges: neighbouring designs share GPU and host sides, which a worker then reuses; fewer than two
+    # full chunks are done in one piece, before a pool would have started
+    size = n if n < 2 * chunk else chunk
+    jobs = [(i, min(i + size, n)) for i in range(0, n, max(size, 1))]
+    parts = executor.map(_chunk, (ctx, scenarios, rate), jobs,
+                         progress=(lambda done, total: progress(done / total)) if progress else None)
+    return [_point(lo + j, m) for (lo, _), part in zip(jobs, parts) for j, m in enumerate(part)]
+
+
+def _rates_chunk(design: Design, rates: Sequence[float]) -> list[RatePoint]:
+    return [at_rate(design, r) for r in rates]
+
+
+def sweep_rates(design: Design, lo: float, hi: float, n: int, executor: Optional[Executor] = None) -> list[RatePoint]:
+    """The analytic latency-vs-load curve at n evenly spaced rates from lo to hi (req/s), in chunks on `executor`
+    (default: here, in one process); the same points as engine.analytic.sweep."""
+    if not 0 < lo <= hi or n < 1:
+        raise ValueError(f"need 0 < lo <= hi and n >= 1, got {lo}:{hi}:{n}")
+    rates = [float(r) for r in np.linspace(lo, hi, n)]
+    chunks = [rates[i:i + RATES_PER_CHUNK] for i in range(0, n, RATES_PER_CHUNK)]
+    parts = (executor or LocalExecutor(1)).map(_rates_chunk, design, chunks)
+    return [p for part in parts for p in part]

@@ -7,15 +7,14 @@ SLA-percentile latency meets the SLA, DESIGN.md section 5) and TCO / queries per
 throughput (engine.cost, PREBA section 6.3). Best designs are chosen among those meeting the SLA at
 the offered rate. Fronts: (TCO, p99 at the offered rate), both minimised, among designs stable at
 that rate; (queries per dollar, SLA-bounded throughput), both maximised, among designs with a
-positive SLA-bounded throughput. The sweep runs in worker processes forked from the caller (as
-engine.analytic.space does): they inherit the grid and the context and never touch DuckDB.
+positive SLA-bounded throughput. The sweep and the simulator's check run on an executor (engine.executors:
+processes forked from the caller by default, or a Ray cluster): chunks of design indices go out, the grid and the
+context are shared once, and nothing in a worker touches DuckDB.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import os
 import time
 from typing import Callable, Optional
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from engine.analytic import Context, build_design, evaluate_design
 from engine.analytic.design import sla_of
+from engine.executors import Executor, LocalExecutor
 from engine.search.pareto import MAX, MIN, front_order, non_dominated
 from engine.search.result import Candidate, Confirmation, DesignRow, Front, SearchResult
 from engine.search.space import DesignGrid, SearchError, SearchSpace, expand, parse_space
@@ -34,10 +34,9 @@ _COL = {name: k for k, name in enumerate(_METRICS)}
 FRONTS = (("cost-p99", ("tco_usd", "p99_ms"), (MIN, MIN), "designs stable at the offered rate"),
           ("value-throughput", ("queries_per_usd", "sla_bounded_rps"), (MAX, MAX),
            "designs with an SLA-bounded throughput above 0"))
-PARALLEL_FROM = 64  # smaller spaces are done before a pool would have started
+PARALLEL_FROM = 64  # smaller spaces are done before a pool would have started: one chunk
 DEFAULT_SIM_REQUESTS = 100_000
-
-_JOB: dict = {}  # the grid and context, set in the parent just before forking; read-only in the workers
+MAX_CHUNK = 250  # designs per chunk at most: a few chunks per worker balance the load
 
 
 def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
@@ -52,32 +51,19 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
                    c["queries_per_usd"], c["queries_per_joule"]), e.bottleneck
 
 
-def _chunk(bounds: tuple[int, int]) -> list[tuple]:
-    return [_evaluate(_JOB["grid"], _JOB["ctx"], i) for i in range(*bounds)]
+def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
+    """The evaluations of designs bounds[0]..bounds[1]-1 (an executor's chunk function)."""
+    grid, ctx = shared
+    return [_evaluate(grid, ctx, i) for i in range(*bounds)]
 
 
-def _sweep(grid: DesignGrid, ctx: Context, workers: int, report: Callable[[int], None]) -> tuple[list, int]:
-    """Every design's evaluation, in index order, and the number of processes used."""
-    n = grid.size
-    chunk = max(1, min(250, math.ceil(n / (4 * workers))))  # a few chunks per worker balance the load
+def _sweep(shared: tuple[DesignGrid, Context], executor: Executor, report: Callable[[int], None]) -> tuple[list, int]:
+    """Every design's evaluation, in index order, and the number of workers used."""
+    n = shared[0].size
+    chunk = n if n < PARALLEL_FROM else max(1, min(MAX_CHUNK, math.ceil(n / (4 * executor.workers))))
     bounds = [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
-    out: list = []
-    if workers <= 1 or n < PARALLEL_FROM or "fork" not in mp.get_all_start_methods():
-        for b in bounds:
-            out += [_evaluate(grid, ctx, i) for i in range(*b)]
-            report(len(out))
-        return out, 1
-    from concurrent.futures import ProcessPoolExecutor
-
-    _JOB.update(grid=grid, ctx=ctx)
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
-            for part in pool.map(_chunk, bounds):
-                out += part
-                report(len(out))
-    finally:
-        _JOB.clear()
-    return out, workers
+    parts = executor.map(_chunk, shared, bounds, progress=lambda done, _total: report(min(done * chunk, n)))
+    return [e for part in parts for e in part], executor.parallel_for(len(bounds))
 
 
 def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarray, list[str]]:
@@ -147,20 +133,23 @@ def _to_confirm(values: np.ndarray, best: list[Optional[int]], top: int) -> list
     return picks
 
 
-def _confirm(grid: DesignGrid, ctx: Context, row: DesignRow, n_requests: int, seed: int) -> Confirmation:
-    """Simulate one design at the offered rate (engine.sim) and compare its p99 with the analytic one."""
+def _confirm(shared: tuple[DesignGrid, Context], job: tuple[int, float, int, int]) -> Confirmation:
+    """Simulate one design at the offered rate (engine.sim) and compare its p99 with the analytic one (an executor's
+    chunk function: job is (design index, analytic p99 ms, requests, seed))."""
     from engine.sim import SimError, simulate_design
 
+    grid, ctx = shared
+    index, p99_ms, n_requests, seed = job
     rate = grid.base.workload.arrival.rate_rps
-    common = dict(index=row.index, rate_rps=rate, analytic_p99_ms=row.p99_ms, n_requests=n_requests, seed=seed)
+    common = dict(index=index, rate_rps=rate, analytic_p99_ms=p99_ms, n_requests=n_requests, seed=seed)
     try:
-        r = simulate_design(build_design(grid.scenario(row.index), ctx), n_requests, seed=seed, ctx=ctx,
+        r = simulate_design(build_design(grid.scenario(index), ctx), n_requests, seed=seed, ctx=ctx,
                             stats="numpy", timeseries=False)
     except SimError as e:
         return Confirmation(sim_p99_ms=None, sim_p99_ci_ms=None, relative_error=None, sim_meets_sla=None,
                             sim_violation_rate=None, note=f"not simulated: {e}", **common)
     p99 = r.latency_ms["p99"]
-    err = (row.p99_ms - p99) / p99 if p99 > 0 and math.isfinite(p99) else None
+    err = (p99_ms - p99) / p99 if p99 > 0 and math.isfinite(p99) else None
     return Confirmation(sim_p99_ms=p99, sim_p99_ci_ms=r.ci.get("p99"), relative_error=err,
                         sim_meets_sla=bool(r.sla["met"]), sim_violation_rate=r.sla_violation_rate,
                         note=None if r.stable else f"the simulated queue grows: {r.unstable_reason}", **common)
@@ -177,13 +166,15 @@ def _check_args(workers, confirm_top, sim_requests, seed) -> None:
 
 def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] = None, workers: Optional[int] = None,
            progress: Optional[Callable[[float, str], None]] = None, confirm_top: int = 3,
-           sim_requests: int = DEFAULT_SIM_REQUESTS, seed: int = 0) -> SearchResult:
+           sim_requests: int = DEFAULT_SIM_REQUESTS, seed: int = 0,
+           executor: Optional[Executor] = None) -> SearchResult:
     """Evaluate every design of a space and return the best designs, the Pareto fronts and a simulator check.
 
     space: a SearchSpace (or its JSON / dict) or an expanded DesignGrid; ctx: engine.analytic.Context
     (from the default store if None); workers: processes for the sweep (default: all cores);
     progress(fraction, message); confirm_top: designs the simulator checks (0: none), each with
-    sim_requests Poisson requests at the offered rate and the given seed.
+    sim_requests Poisson requests at the offered rate and the given seed; executor: where the sweep and the
+    check run (engine.executors; default: a LocalExecutor of `workers` processes). The answer does not depend on it.
     """
     _check_args(workers, confirm_top, sim_requests, seed)
     t0 = time.perf_counter()
@@ -199,7 +190,9 @@ def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] 
         if progress:
             progress(span * done / n, f"evaluated {done:,} of {n:,} designs")
 
-    evaluated, used = _sweep(grid, ctx, workers or os.cpu_count() or 1, report)
+    executor = executor or LocalExecutor(workers)
+    shared = (grid, ctx)  # one object: a Ray executor ships it once for the sweep and the check
+    evaluated, used = _sweep(shared, executor, report)
     analytic_s = time.perf_counter() - t0
     rows, values, errors = _rows(grid, evaluated)
     if len(errors) == n:
@@ -212,10 +205,17 @@ def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] 
 
     confirmations: dict[int, Confirmation] = {}
     picks = _to_confirm(ranked, [best_tp, best_value], confirm_top) if confirm_top else []
-    for k, i in enumerate(picks):
+    if progress and picks:
+        progress(span, f"simulating {len(picks)} design(s)")
+
+    def confirmed(done: int, total: int) -> None:
         if progress:
-            progress(span + (1 - span) * k / len(picks), f"simulating design #{i} ({k + 1} of {len(picks)})")
-        confirmations[i] = c = _confirm(grid, ctx, rows[i], sim_requests, seed)
+            progress(span + (1 - span) * done / total, f"simulated {done} of {total} design(s)")
+
+    checks = executor.map(_confirm, shared, [(i, rows[i].p99_ms, sim_requests, seed) for i in picks],
+                          progress=confirmed)
+    for i, c in zip(picks, checks):
+        confirmations[i] = c
         if c.sim_meets_sla is not None and c.sim_meets_sla != rows[i].meets_sla:
             notes.append(f"#{i}: the simulator finds the SLA {'met' if c.sim_meets_sla else 'missed'} at the offered "
                          f"rate (p99 {c.sim_p99_ms:.2f} ms against {rows[i].p99_ms:.2f} ms analytic)")

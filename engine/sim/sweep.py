@@ -1,9 +1,10 @@
 """Curves and adaptive run length.
 
-sweep(): independent load points of a latency-vs-load curve run in parallel worker processes (fork;
-the workers compute percentiles with numpy, since a forked process must not share the parent's
-DuckDB). Every point uses the same seed: common random numbers (the unit-rate arrival stream is
-scaled by each rate), so the curve is smooth and differences between points are not sampling noise.
+sweep(): independent load points of a latency-vs-load curve run in parallel on an executor (engine.executors:
+processes forked from the caller by default, or a Ray cluster; the workers compute percentiles with numpy, since a
+forked process must not share the parent's DuckDB). Every point uses the same seed: common random numbers (the
+unit-rate arrival stream is scaled by each rate), so the curve is smooth and differences between points are not
+sampling noise.
 
 adaptive(): runs n, 2n, 4n... requests until the p99 confidence half-width is under `target` of the
 p99 (or max_requests is reached); each round is a fresh run with the same seed.
@@ -12,23 +13,18 @@ p99 (or max_requests is reached); each round is a fresh run with the same seed.
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
-import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Optional
 
 import numpy as np
 
 from engine.errors import excerpt
+from engine.executors import Executor, LocalExecutor
 from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.errors import SimError
 from engine.sim.run import simulate_design
 
-_JOB: dict = {}
-
-
-def _point(rate: float):
-    job = _JOB
+def _point(job: dict, rate: float):
+    """One load point (an executor's chunk function; job holds the design and the run's settings)."""
     r = simulate_design(job["design"], job["n"], duration_s=job["duration"], seed=job["seed"], ctx=job["ctx"],
                         service=job["service"], workload=job["workload"], rate=rate, warmup=job["warmup"],
                         stats="numpy", timeseries=False)
@@ -37,35 +33,27 @@ def _point(rate: float):
 
 def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
           ctx=None, service=None, workload=None, warmup: float = 0.1, workers: Optional[int] = None,
-          progress: Optional[Callable[[float], None]] = None) -> list:
-    """SimResults at each arrival rate (req/s), computed in parallel processes (records are dropped)."""
+          progress: Optional[Callable[[float], None]] = None, executor: Optional[Executor] = None) -> list:
+    """SimResults at each arrival rate (req/s), computed in parallel (records are dropped) on `executor` (default:
+    a LocalExecutor of `workers` processes); the results do not depend on where they ran."""
     rates = [float(r) for r in rates]
     if not rates:
         raise SimError("sweep: no rates")
     if any(not (math.isfinite(r) and MIN_POSITIVE <= r <= MAX_RATE_RPS) for r in rates):
         raise SimError(f"sweep: rates must be in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}] requests/s, "
                        f"got {excerpt(rates)}")
-    _JOB.update(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
-                workload=workload, warmup=warmup)
-    workers = min(len(rates), workers or os.cpu_count() or 1)
+    job = dict(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
+               workload=workload, warmup=warmup)
+    executor = executor or LocalExecutor(min(len(rates), workers) if workers else None)
+    slots = executor.parallel_for(len(rates))
+    # interleave the rates so that each worker gets cheap and expensive points alike
+    order = sorted(range(len(rates)), key=lambda i: (i % slots, i))
+    results = executor.map(_point, job, [rates[i] for i in order],
+                           progress=(lambda done, total: progress(done / total)) if progress else None)
     out: list = [None] * len(rates)
-    try:
-        if workers <= 1 or "fork" not in mp.get_all_start_methods():
-            for i, r in enumerate(rates):
-                out[i] = _point(r)
-                if progress:
-                    progress((i + 1) / len(rates))
-            return out
-        # interleave the rates so that each worker gets cheap and expensive points alike
-        order = sorted(range(len(rates)), key=lambda i: (i % workers, i))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
-            for done, (i, res) in enumerate(zip(order, pool.map(_point, [rates[i] for i in order]))):
-                out[i] = res
-                if progress:
-                    progress((done + 1) / len(rates))
-        return out
-    finally:
-        _JOB.clear()
+    for i, res in zip(order, results):
+        out[i] = res
+    return out
 
 
 def rate_grid(lo: float, hi: float, n: int) -> list[float]:
