@@ -14,6 +14,7 @@ from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, Scenar
 from engine.urlstate import decode, encode
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
                             layout_choices, to_widgets)
+from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
 from ui.session import hosting
@@ -246,6 +247,5 @@ with st.expander("Notes and the scenario JSON"):
         st.markdown(f"- {md(note)}")
     st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")
 
-from ui.deploy_state import deployment_download  # noqa: E402  (an additive block: the design's deployment files)
 
 deployment_download(scenario.to_json(), key="d_dl_deploy", name=scenario.name)

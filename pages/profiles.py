@@ -10,6 +10,7 @@ from engine.records import TABLES, Provenance
 from engine.seedio import SeedError
 from engine.store import USER_TABLES, StoreError
 from ui.session import get_book, get_store, hosting, partition_view
+from ui.text import md
 
 
 def _sentence(text: str) -> str:
@@ -95,7 +96,7 @@ with slices:
             "knee_util_ms": st.column_config.NumberColumn("Time_knee util. (ms)", format="%.3f"),
             "knee_curve_ms": st.column_config.NumberColumn("Time_knee curve (ms)", format="%.3f")})
         for part, why in view.unavailable.items():
-            st.info(f"{part}: {why}")
+            st.info(f"{md(part)}: {md(why)}")
 
 with io:
     st.subheader("Import measurements")
@@ -133,11 +134,11 @@ with io:
             try:
                 result = import_upload(store, fmt, upload.getvalue(), upload.name, given, limits)
             except (ImportFailed, StoreError, SeedError) as e:
-                st.error(f"Nothing was imported. {e}")
+                st.error(f"Nothing was imported. {md(e)}")
             else:
-                st.success(_sentence(result.summary()) + ".")
+                st.success(md(_sentence(result.summary())) + ".")
                 for warning in result.warnings:
-                    st.warning(_sentence(warning))
+                    st.warning(md(_sentence(warning)))
                 for note in result.notes:
                     st.info(note)
 

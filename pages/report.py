@@ -2,6 +2,7 @@
 scenarios in the store; import a report to restore its scenarios."""
 
 import hashlib
+import json
 import secrets
 from typing import Optional
 
@@ -18,9 +19,11 @@ from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
 from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
 from engine.urlstate import encode
+from ui.deploy_state import deployment_download
 from ui.design_state import context
 from ui.scenarios import current_scenario, pin, pins
 from ui.session import get_store
+from ui.text import md
 
 store = get_store()
 book = context().book
@@ -59,7 +62,7 @@ def report_tab() -> None:
     try:
         choices = _choices()
     except StoreError as e:
-        st.error(f"The saved scenarios cannot be read: {e}")
+        st.error(f"The saved scenarios cannot be read: {md(e)}")
         choices = {"current": current_scenario(book).to_json()}
     # drop choices that went away (a deleted save, a cleared pin) before the widget is drawn
     st.session_state["rep_pick"] = [c for c in st.session_state.get("rep_pick", ["current"]) if c in choices]
@@ -75,7 +78,7 @@ def report_tab() -> None:
     try:
         files = _bundle(texts, title, store.version())
     except (ScenarioError, ValueError) as e:
-        st.error(f"The report cannot be made: {e}")
+        st.error(f"The report cannot be made: {md(e)}")
         return
     report = files["report"]
     stem = "".join(ch if ch.isalnum() else "-" for ch in title).strip("-").lower() or "report"
@@ -91,16 +94,12 @@ def report_tab() -> None:
                          mime="application/zip", key="rep_dl_parquet", on_click="ignore")
     d[3].download_button("Scenarios (JSON)", data=files["json"], file_name=f"{stem}-scenarios.json",
                          mime="application/json", key="rep_dl_json", on_click="ignore")
-    import json
-
-    from ui.deploy_state import deployment_download
-
     for i, text in enumerate(texts):  # one deployment zip per design (MIG, Triton, Kubernetes)
         deployment_download(text, key=f"rep_dl_deploy_{i}", name=json.loads(text).get("name", f"design {i + 1}"))
     try:
         chromium = find_chromium()
     except StaticUnavailable as e:
-        st.info(f"PNG figures and the PDF are skipped here: {e}.")
+        st.info(f"PNG figures and the PDF are skipped here: {md(e)}.")
     else:
         # the files belong to these designs, this title and this data; any change hides them
         digest = hashlib.sha256(repr((texts, title, store.version())).encode()).hexdigest()
@@ -111,7 +110,7 @@ def report_tab() -> None:
                               "pdf": html_to_pdf(render_html(report), chromium)}
                 except StaticUnavailable as e:
                     static = None
-                    st.warning(f"Static images were not made: {e}")
+                    st.warning(f"Static images were not made: {md(e)}")
             st.session_state["rep_static_files"] = static
         static = st.session_state.get("rep_static_files")
         if static and static["digest"] == digest:
@@ -126,7 +125,7 @@ def report_tab() -> None:
     tables = report_tables(report)
     st.dataframe(tables["designs"], hide_index=True, key="rep_designs")
     for i, design in enumerate(report.designs):
-        with st.expander(f"{i + 1}. {design.scenario.name}: {hardware(design.scenario)}", expanded=i == 0):
+        with st.expander(f"{i + 1}. {md(design.scenario.name)}: {md(hardware(design.scenario))}", expanded=i == 0):
             for kind, fig in design_figures(design).items():
                 st.caption(FIGURE_TITLES[kind])
                 st.plotly_chart(fig, key=f"rep_fig_{i}_{kind}")
@@ -245,7 +244,7 @@ def saved_tab() -> None:
         try:
             sc = load_scenario(store.saved_scenarios.get(chosen).scenario, book)
         except (ScenarioError, StoreError) as e:
-            st.error(f"{chosen!r} cannot be used: {e}")
+            st.error(f"{md(repr(chosen))} cannot be used: {md(e)}")
         else:
             st.switch_page("pages/design.py", query_params={"s": encode(sc)})
     c[3].text_input("New name", key="rep_rename_to")

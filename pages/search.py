@@ -9,6 +9,7 @@ from engine.executors import ray_installed
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
 from engine.search import frames
 from engine.search_charts import front_scatter
+from ui.deploy_state import deployment_download, size_cached, sizing_table
 from ui.scenarios import current_scenario, link_problem, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
@@ -65,8 +66,6 @@ st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axi
            "RPC paths", "batching", "schedulers"))) + ").")
 
 with st.expander("Least hardware for a load (sizing)"):
-    from ui.deploy_state import size_cached, sizing_table
-
     st.caption("The fewest GPUs (the current layout or any maximal one per GPU) and host cores that carry the rate "
                "within the SLA, per GPU type, ranked by TCO at that rate; the simulator checks the winner.")
     z = st.columns([1, 2, 1])
@@ -74,11 +73,10 @@ with st.expander("Least hardware for a load (sizing)"):
     z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
     size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
     if z[2].button("Size", key="srch_size_run"):
-        with st.spinner("Sizing every layout of each type, then simulating the winner..."):
-            try:
-                st.session_state["srch_size_result"] = (size_key, size_cached(*size_key))
-            except ValueError as e:  # KneepointError names the problem
-                st.error(f"Sizing failed: {e}")
+        try:
+            st.session_state["srch_size_result"] = (size_key, size_cached(*size_key))
+        except KneepointError as e:
+            st.error(f"Sizing failed: {md(e)}")
     sized = st.session_state.get("srch_size_result")
     if sized and sized[0] == size_key:
         st.dataframe(sizing_table(sized[1]), hide_index=True, key="srch_size_table")
@@ -90,7 +88,6 @@ with st.expander("Least hardware for a load (sizing)"):
                     f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
                     + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
             (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))
-            from ui.deploy_state import deployment_download
 
             deployment_download(json.dumps(best.scenario), key="srch_size_deploy", servers=best.servers,
                                 name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized[1].rate_rps:,.0f} req/s")

@@ -11,8 +11,10 @@ import streamlit as st
 from engine.deploy.export import export_design, zip_bytes
 from engine.deploy.sizing import size
 from engine.errors import KneepointError
+from ui.compute import run_with_progress
 from ui.design_state import context_at
 from ui.session import get_store
+from ui.text import md
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -33,21 +35,20 @@ def deployment_download(scenario_json: str, key: str, name: str, where=st, serve
     data, text = _deployment_zip(scenario_json, servers, get_store().version())
     stem = "".join(ch if ch.isalnum() else "-" for ch in name).strip("-").lower() or "design"
     if data is None:
-        where.caption(f"No deployment files for {name!r}: {text}")
+        where.caption(f"No deployment files for {md(repr(name))}: {md(text)}")
         return
     where.download_button(f"Deployment files of {name!r} (zip)", data=data, file_name=f"{stem}-deploy.zip",
                           mime="application/zip", key=key, on_click="ignore",
                           help=f"mig-parted, Triton model repository, Kubernetes Deployment + HPA; {text}")
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _size(scenario_json: str, rate: float, skus: tuple[str, ...], version: tuple, _progress=None):
-    return size(scenario_json, context_at(version), rate, list(skus), progress=_progress)
-
-
-def size_cached(scenario_json: str, rate: float, skus: tuple[str, ...], progress=None):
-    """The sizing answer (engine.deploy.sizing.size), the winner simulated; cached per inputs and data version."""
-    return _size(scenario_json, rate, skus, get_store().version(), _progress=progress)
+def size_cached(scenario_json: str, rate: float, skus: tuple[str, ...]):
+    """The sizing answer (engine.deploy.sizing.size), the winner simulated; computed once per inputs and data
+    version for every session, with a progress bar while it runs."""
+    version = get_store().version()
+    return run_with_progress("size", (scenario_json, rate, skus, version),
+                             lambda progress: size(scenario_json, context_at(version), rate, list(skus),
+                                                   progress=progress), "sizing...")
 
 
 def sizing_table(result) -> pd.DataFrame:
