@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from pathlib import Path
 
 from engine.errors import KneepointError
 from engine.scenario import MAX_TIMESTAMP, MAX_TRACE_TIMESTAMPS
+from engine.userfiles import UserFileError, read_bytes
 
 #: largest trace file the CLI reads, in bytes: MAX_TRACE_TIMESTAMPS lines of a few numbers each fit many times
 MAX_TRACE_BYTES = 16 * 1024 * 1024
@@ -34,24 +34,13 @@ class TraceError(KneepointError):
 
 
 def read_trace_file(path: str | os.PathLike) -> list[float]:
-    """Timestamps from a local CSV file: a regular file only (no FIFO, device or directory), at most
-    MAX_TRACE_BYTES; raise TraceError naming the file."""
-    name = str(path)
+    """Timestamps from a local CSV file, read by the CLI's one reader of user files (engine.userfiles: a regular
+    file only, never a FIFO, device or directory, at most MAX_TRACE_BYTES); raise TraceError naming the file."""
     try:
-        # O_NONBLOCK: opening a FIFO with no writer must not block; the fstat below refuses it anyway
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as e:
-        raise TraceError(f"--trace {name}: cannot open it ({e.strerror or type(e).__name__})") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise TraceError(f"--trace {name}: not a regular file (a FIFO, device or directory is not a trace)")
-        if info.st_size > MAX_TRACE_BYTES:
-            raise TraceError(f"--trace {name}: {info.st_size:,} bytes is over the {MAX_TRACE_BYTES:,}-byte limit")
-        data = f.read(MAX_TRACE_BYTES + 1)  # the file may grow after fstat: never read past the cap
-    if len(data) > MAX_TRACE_BYTES:
-        raise TraceError(f"--trace {name}: over the {MAX_TRACE_BYTES:,}-byte limit")
-    return parse_trace_bytes(data, Path(name).name)
+        data = read_bytes(path, "--trace", MAX_TRACE_BYTES)
+    except UserFileError as e:
+        raise TraceError(str(e)) from None
+    return parse_trace_bytes(data, Path(str(path)).name)
 
 
 def parse_trace_upload(data: bytes, name: str, limits) -> list[float]:

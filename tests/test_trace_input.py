@@ -111,12 +111,12 @@ def test_the_cli_reader_refuses_a_file_over_the_size_cap(tmp_path):
     big = tmp_path / "big.csv"
     with open(big, "wb") as f:
         f.truncate(MAX_TRACE_BYTES + 1)  # sparse: costs no disk
-    with pytest.raises(TraceError, match="over the"):
+    with pytest.raises(TraceError, match="the limit is"):
         read_trace_file(big)
 
 
 def test_the_cli_reader_names_a_missing_file(tmp_path):
-    with pytest.raises(TraceError, match="cannot open it"):
+    with pytest.raises(TraceError, match="cannot read"):
         read_trace_file(tmp_path / "nope.csv")
 
 

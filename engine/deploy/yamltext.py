@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 
+from engine.deploy.pbtxt import quote  # YAML double quotes take the same escapes
+
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 #: words YAML 1.1 loaders (PyYAML) read as booleans or null: never bare
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"}
@@ -19,24 +21,6 @@ def _key(k) -> str:
     if not isinstance(k, str):
         raise TypeError(f"YAML keys here are strings, got {k!r}")
     return k if _BARE_KEY.fullmatch(k) and k.lower() not in _RESERVED else quote(k)
-
-
-def quote(text: str) -> str:
-    """`text` double-quoted with YAML escapes: printable ASCII as it is, everything else as \\uXXXX or
-    \\UXXXXXXXX (YAML has the 8-digit form; JSON's surrogate pairs would read back as two characters)."""
-    out = ['"']
-    for ch in text:
-        c = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif 0x20 <= c < 0x7F:
-            out.append(ch)
-        elif c <= 0xFFFF:
-            out.append(f"\\u{c:04x}")
-        else:
-            out.append(f"\\U{c:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _scalar(v) -> str:
