@@ -288,8 +288,7 @@ def mg1_wait_quantile(lam: float, service: np.ndarray, weight: np.ndarray, p: fl
     return math.log(c / (1 - p)) / eta
 
 
-
-TIMER_NODES = 16  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
+TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
 
 
 def _timer_windows(lam: float, q: np.ndarray, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -356,7 +355,9 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
     u = (np.arange(BULK_NODES) + 0.5) / BULK_NODES
     times = mean_s[:, None] * np.exp(sigma[:, None] * ndtri(u)[None, :] - sigma[:, None] ** 2 / 2)  # (B, nodes)
     drift = cap - lam * mean_s[-1]
-    left_max = int(min(max_states, 2 * cap + 10 * lam * mean_s[-1] * cap / max(drift, 1e-9)))
+    # the leftovers move as a random walk with drift lam S_B - B and variance about lam S_B, so their law decays
+    # about as exp(-2 drift L / (lam S_B)): 40 of those lengths hold all but e^-40 of it
+    left_max = int(min(max_states, 2 * cap + 20 * lam * mean_s[-1] / max(drift, 1e-9)))
     n = cap + left_max  # states: (b, 0) for b = 1..B, then (B, L) for L = 1..left_max
     gl_x, gl_w = np.polynomial.legendre.leggauss(TIMER_NODES)
     ux, uw = 0.5 * (gl_x + 1), 0.5 * gl_w
@@ -426,23 +427,22 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
         area[deep] = (deep - cap + 1) * s_full.mean() + lam * (s_full ** 2).mean() / 2
         cycle[deep] = s_full.mean()
         busy[deep] = 1.0
-    for left in range(1, min(cap, n - cap + 1)):
-        state = cap - 1 + left
-        row = spill(pf, left)
-        ar = left * s_full + lam * s_full ** 2 / 2
-        cy = s_full.copy()
-        bz = pf[:, max(0, cap - left):].sum(axis=-1)
-        if left < cap:
-            lo = np.arange(left, cap)  # q = left + k < B
-            pk = pf[:, lo - left]  # (nodes, m)
-            r = np.maximum(0.0, time_queue - s_full[:, None] - left / lam) * np.ones((1, len(lo)))
-            ew, ea, size = _timer_windows(lam, np.broadcast_to(lo, r.shape), r, cap)
-            row[:, :cap] += np.einsum("nm,nmc->nc", pk, size)
-            ar = ar + (pk * (lo * ew + ea)).sum(axis=1)
-            cy = cy + (pk * ew).sum(axis=1)
-            bz = bz + (pk * (r <= 0)).sum(axis=1)
-        trans[state] = row.mean(axis=0)
-        area[state], cycle[state], busy[state] = ar.mean(), cy.mean(), bz.mean()
+    # 0 < L < B: q = L + N(S) below B waits for the oldest's timer, r = (Time_queue - S - L / lam)^+ left
+    lefts = np.arange(1, min(cap, n - cap + 1))
+    if len(lefts):
+        k = qs[None, :] - lefts[:, None]  # arrivals that leave q = 1..B-1 waiting, (L, q); valid where >= 0
+        pk = np.where(k[None] >= 0, pf[:, np.maximum(k, 0)], 0.0)  # (nodes, L, q)
+        r = np.maximum(0.0, time_queue - s_full[:, None, None] - lefts[None, :, None] / lam)
+        r = np.broadcast_to(r, pk.shape)
+        ew, ea, size = _timer_windows(lam, np.broadcast_to(qs, r.shape), r, cap)
+        row = np.stack([spill(pf, int(left)) for left in lefts], axis=1)  # (nodes, L, n)
+        row[..., :cap] += np.einsum("nlq,nlqc->nlc", pk, size)
+        ar = lefts[None, :] * s_full[:, None] + lam * s_full[:, None] ** 2 / 2 + (pk * (qs * ew + ea)).sum(axis=2)
+        cy = s_full[:, None] + (pk * ew).sum(axis=2)
+        bz = np.stack([pf[:, cap - left:].sum(axis=-1) for left in lefts], axis=1) + (pk * (r <= 0)).sum(axis=2)
+        states = cap - 1 + lefts
+        trans[states] = row.mean(axis=0)
+        area[states], cycle[states], busy[states] = ar.mean(axis=0), cy.mean(axis=0), bz.mean(axis=0)
     system = (trans - np.eye(n)).T
     system[-1] = 1.0
     rhs = np.zeros(n)
