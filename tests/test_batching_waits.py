@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.analytic.queueing import bulk_service_queue, mg1_wait_quantile, mmc_wait_quantile, timeout_batch_wait
+from engine.analytic.queueing import (bulk_service_queue, mg1_wait_quantile, mmc_wait_quantile, timeout_batch_wait,
+                                      timer_batch_queue)
 from engine.analytic.rates import batch_size_pmf, gather_wait_mean, request_weighted_service
 
 
@@ -80,6 +81,47 @@ def test_bulk_service_queue_against_a_direct_simulation():
     assert q["wait_mean"] == pytest.approx(wait.mean(), rel=0.05)
     sim_pmf = np.bincount(batches, minlength=5)[1:] / len(batches)
     np.testing.assert_allclose(q["batch_pmf"], sim_pmf, atol=0.01)
+
+
+def test_timer_batch_queue_with_a_fast_instance_is_the_timer_window():
+    # service far shorter than the timer: every batch is the first request plus the Poisson arrivals in
+    # Time_queue, cut at Batch_max, and its requests wait by position in it
+    from scipy.stats import poisson
+
+    lam, tq, cap = 100.0, 0.05, 8
+    q = timer_batch_queue(lam, tq, np.full(cap, 1e-6), np.full(cap, 0.05))
+    law = poisson.pmf(np.arange(cap), lam * tq)
+    law[-1] += 1 - law.sum()
+    np.testing.assert_allclose(q["batch_pmf"], law, atol=1e-6)
+    assert q["wait_mean"] == pytest.approx(q["gather_mean"], rel=1e-4) and q["p_busy"] < 1e-6
+    # without the cap, the uncut window: (tq + lambda tq^2 / 2) / (1 + lambda tq) = gather_wait_mean(tq, b)
+    wide = timer_batch_queue(lam, tq, np.full(64, 1e-6), np.full(64, 0.05))
+    assert wide["wait_mean"] == pytest.approx(gather_wait_mean(tq, 1 + lam * tq), rel=1e-6)
+
+
+def test_timer_batch_queue_against_a_direct_simulation():
+    # one instance, Batch_max 8, Time_queue 60 ms, service 14-56 ms by batch (log-sd 0.1), at 85 and 120 req/s:
+    # the timer long against the service, batches often full and waiting for the instance
+    means = np.array([0.0137, 0.0225, 0.029, 0.0336, 0.0403, 0.0462, 0.0512, 0.0557])
+    sigma, tq, cap = 0.1, 0.06, 8
+    rng = np.random.default_rng(3)
+    for lam in (85.0, 120.0):
+        q = timer_batch_queue(lam, tq, means, np.full(cap, sigma))
+        n = 200_000
+        arrival = np.cumsum(rng.exponential(1 / lam, n))
+        start = np.full(n, np.nan)
+        free, i, batches = 0.0, 0, []
+        while i < n - cap:
+            t = max(free, min(arrival[i] + tq, arrival[i + cap - 1]))
+            j = min(int(np.searchsorted(arrival, t, side="right")), i + cap)
+            start[i:j] = t
+            free = t + means[j - i - 1] * math.exp(sigma * rng.standard_normal() - sigma ** 2 / 2)
+            batches.append(j - i)
+            i = j
+        wait = (start - arrival)[n // 10:i]
+        assert q["wait_mean"] == pytest.approx(wait.mean(), rel=0.03)
+        sim_pmf = np.bincount(batches, minlength=cap + 1)[1:] / len(batches)
+        np.testing.assert_allclose(q["batch_pmf"], sim_pmf, atol=0.01)
 
 
 def test_mg1_wait_quantile_exact_for_mm1_and_light_for_md1():

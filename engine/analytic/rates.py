@@ -12,6 +12,10 @@ Approximations (documented so their error can be measured against the simulator)
   queue for instances as a G/G/c queue with c_a^2 = 1/b (a batch of b Poisson
   arrivals is Erlang-b spaced). In the saturated regime a request waits for the
   next free instance, about t(b)/(c+1) on average and up to t(b).
+- One instance under a timer (fixed, PREBA): an embedded Markov chain at batch
+  starts (engine.analytic.queueing.timer_batch_queue) gives the batch sizes
+  (the arrivals in the timeout window, cut at Batch_max) and the wait before
+  service, the instance's busy periods included.
 - Round-robin splits the load evenly over partitions (each a G/G/1); first-idle,
   ELSA and join-shortest-queue are treated as one pooled queue (their
   differences are the simulator's job).
@@ -30,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
 from engine.analytic.queueing import (bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
-                                      wait_quantile)
+                                      timer_batch_queue, wait_quantile)
 from engine.scenario import BatchingPolicy, SchedulerPolicy
 from engine.stages import StageCost
 
@@ -172,6 +176,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
 
     saturated = items_capacity(0.0) <= lam_i
     bulk = None  # batch-size law from the bulk-service queue, where it is used
+    timer = None  # one instance under a timer: timer_batch_queue's answer
     f = 0.0
     if saturated:
         if items_capacity(1.0) <= lam_i:
@@ -219,6 +224,19 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
             # the exponential tail of a queue (which put this p99 25-58 % above the simulator)
             wqq = busy_q
         form = 0.0
+    elif n == 1 and tq > 0 and gpu.policy != BatchingPolicy.WORK_CONSERVING:
+        # one instance under a timer: the embedded chain of timer_batch_queue gives the batch sizes (the
+        # arrivals in the timeout window, cut at Batch_max) and the wait before service; the sum of a gathering
+        # time capped at Time_queue and a queue of full batches put the mean 10-13 % above the simulator when
+        # Time_queue is long against the service time (BERT-large, 61 ms against 14-56 ms)
+        timer = _timer_wait(parts[0], lam_i, tq, p)
+        bulk = timer["batch_pmf"]
+        gather = min(timer["gather_mean"], timer["wait_mean"])
+        # the part of the wait beyond an isolated timer batch's is the wait for the instance; its tail
+        # exponential with an atom at 0 for the batches the instance is free for (wait_quantile)
+        wq = timer["wait_mean"] - gather if timer["stable"] else math.inf
+        wqq = wait_quantile(wq, timer["p_busy"], p)
+        form, b_mean = tq, float(np.dot(np.arange(1, len(bulk) + 1), bulk))
     elif saturated:
         # every instance is busy: a request waits for the next one to free up and leaves in the batch it
         # takes then; the batch fills during that same wait, so gathering it costs nothing more (counting
@@ -250,7 +268,8 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     if bulk is not None:
         b = [float(np.dot(np.arange(1, len(bulk) + 1), bulk))]
     return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
-                    partition_utilization=utils, batching_wait_mean_s=gather_wait_mean(form, b_mean),
+                    partition_utilization=utils,
+                    batching_wait_mean_s=gather if timer is not None else gather_wait_mean(form, b_mean),
                     batching_wait_q_s=p * form, queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_req,
                     service_q_s=svc_q, saturated=saturated)
 
@@ -367,6 +386,15 @@ def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarr
     means, tails = _tables(part, cap)
     q = bulk_service_queue(lam_items, means, _sigmas_for_ratios(tails / means, z))
     return q["wait_mean"], wait_quantile(q["wait_mean"], q["p_wait"], p), q["batch_pmf"]
+
+
+def _timer_wait(part, lam_items: float, tq: float, p: float) -> dict:
+    """timer_batch_queue for one instance with Time_queue `tq` at `lam_items` items/s, its batch times log-normal
+    with the partition's mean and p-quantile tables (as _bulk_wait)."""
+    cap = max(1, int(part.max_batch))
+    z = NormalDist().inv_cdf(p)
+    means, tails = _tables(part, cap)
+    return timer_batch_queue(lam_items, tq, means, _sigmas_for_ratios(tails / means, z))
 
 
 def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float:
