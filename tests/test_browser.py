@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browserkit import (SHOTS, browser, close_not_found, metric, no_exception, server,  # noqa: F401 (fixtures)
-                              settle)
+from tests.browserkit import (SHOTS, act, browser, close_not_found, metric, no_exception,  # noqa: F401 (fixtures)
+                              server, settle, track_runs)
 
 pytestmark = pytest.mark.browser
 
@@ -93,23 +93,22 @@ def test_design_page_in_browser(server, browser):
 
 
 def test_compare_page_in_browser(server, browser):
-    """Pin two designs on the Design page and see both, side by side, on Compare."""
+    """Pin two designs on the Design page and see both, side by side, on Compare. Every action waits for the
+    server's word that its rerun finished (a click followed at once by a status check could look before the rerun
+    began, and on a loaded machine the next click then hit the page mid-run)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    track_runs(page)
     page.goto(server, wait_until="domcontentloaded")
     page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
-    settle(page)
-    page.get_by_role("button", name="Pin for Compare").click()
-    settle(page)
+    settle(page, 120_000)
+    act(page, lambda: page.get_by_role("button", name="Pin for Compare").click())
     name = page.get_by_label("Design name")
     name.fill("second design")
-    name.press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Pin for Compare").click()
-    settle(page)
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Compare", exact=True).click()
+    act(page, lambda: name.press("Enter"))
+    act(page, lambda: page.get_by_role("button", name="Pin for Compare").click())
+    act(page, lambda: page.locator('[data-testid="stSidebarNav"]').get_by_text("Compare", exact=True).click())
     table = page.locator('[data-testid="stTable"]').nth(1)
     table.wait_for(state="visible", timeout=90_000)
-    settle(page)
     text = table.inner_text()
     assert "ResNet-50 on 7 x 1g A100" in text and "second design" in text and "(baseline)" in text
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
