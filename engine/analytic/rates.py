@@ -224,7 +224,10 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
             # the exponential tail of a queue (which put this p99 25-58 % above the simulator)
             wqq = busy_q
         form = 0.0
-    elif n == 1 and tq > 0 and gpu.policy != BatchingPolicy.WORK_CONSERVING:
+    elif n == 1 and tq > 0 and gpu.policy == BatchingPolicy.FIXED:
+        # FIXED only for now: the chain costs ~1-2 s per rate, which made a PREBA search of every maximal layout
+        # take minutes instead of seconds; PREBA keeps the gathering + full-batch queue model below until the
+        # chain is fast enough for sweeps (issue 19)
         # one instance under a timer: the embedded chain of timer_batch_queue gives the batch sizes (the
         # arrivals in the timeout window, cut at Batch_max) and the wait before service; the sum of a gathering
         # time capped at Time_queue and a queue of full batches put the mean 10-13 % above the simulator when
