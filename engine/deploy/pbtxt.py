@@ -78,8 +78,8 @@ def _scalar(value: Any, f: Field) -> str:
 
 
 def quote(text: str) -> str:
-    """A string literal: printable ASCII as it is (quote and backslash escaped), anything else as \\uXXXX or
-    \\UXXXXXXXX, the text format's Unicode escapes (JSON's surrogate pairs would not read back)."""
+    """A string literal: printable ASCII as it is (quote and backslash escaped), anything else as \\u and four
+    hex digits or \\U and eight, the text format's Unicode escapes (JSON's surrogate pairs would not read back)."""
     out = []
     for ch in text:
         c = ord(ch)
