@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +24,22 @@ SEED = ROOT / "data" / "seed"
 _SESSION_DIR = Path(tempfile.mkdtemp(prefix="kneepoint-tests-"))
 os.environ["KNEEPOINT_DB"] = str(_SESSION_DIR / "kneepoint.duckdb")
 os.environ["KNEEPOINT_DEBUG"] = "1"  # the CLI re-raises internal errors under test, so a bug still fails a test
+
+
+# A test that hangs (a deadlock, a wait that can never be met) ends the run with every thread's stack after this
+# long, instead of silently eating CI's whole time limit. The slowest test (the README walk-through in a browser)
+# takes about 2 minutes, its module's server and browser start included, on a busy 2-core machine.
+HANG_S = 900
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    # wraps setup, call and teardown, so a fixture that hangs (a server, a cluster) is caught too
+    faulthandler.dump_traceback_later(HANG_S, exit=True, file=sys.stderr)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,20 @@ def test_one_worker_or_one_chunk_runs_in_this_process():
     assert LocalExecutor(4).parallel_for(3) == 3  # never more processes than chunks
 
 
+def test_a_process_that_joined_ray_never_forks(monkeypatch):
+    """Forking a process that holds Ray's threads can deadlock the child (a CI run once hung here for an hour)."""
+    import types
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: True
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    assert LocalExecutor(4).parallel_for(10) == 1
+    chunks = [[1, 2], [3]]
+    assert LocalExecutor(4).map(_square_plus, 0, chunks) == [[1, 4], [9]]
+    fake.is_initialized = lambda: False
+    assert LocalExecutor(4).parallel_for(10) == 4
+
+
 def test_unknown_executor_is_named():
     with pytest.raises(ExecutorError, match=r"'spark' is not one of local, ray"):
         make_executor("spark")

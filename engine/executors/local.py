@@ -2,13 +2,15 @@
 
 Forked workers inherit the shared data (profile context, grid) instead of receiving it pickled: only the chunk
 goes out and its result comes back. Where fork is not available, or one worker is asked for (a Streamlit server
-must not fork: threads, sockets), or there is only one chunk, the chunks run here in order.
+must not fork: threads, sockets), or this process has joined Ray (its threads hold locks a forked child would
+inherit and wait on forever), or there is only one chunk, the chunks run here in order.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Optional, Sequence
 
@@ -21,6 +23,12 @@ _JOB: Optional[tuple[ChunkFn, Any]] = None
 def _run(chunk: Any) -> Any:
     fn, shared = _JOB
     return fn(shared, chunk)
+
+
+def _joined_ray() -> bool:
+    """Whether this process is connected to Ray (looked up without importing it: the local path never does)."""
+    ray = sys.modules.get("ray")
+    return bool(ray is not None and getattr(ray, "is_initialized", lambda: False)())
 
 
 class LocalExecutor:
@@ -37,7 +45,7 @@ class LocalExecutor:
 
     def parallel_for(self, n_chunks: int) -> int:
         """Processes a map over n_chunks would use (1: it runs in this process)."""
-        if self._workers <= 1 or n_chunks < 2 or "fork" not in mp.get_all_start_methods():
+        if self._workers <= 1 or n_chunks < 2 or "fork" not in mp.get_all_start_methods() or _joined_ray():
             return 1
         return min(self._workers, n_chunks)
 
