@@ -43,6 +43,16 @@ class Partition(BaseModel):
     # log-sd of the run-to-run jitter of a batch at a given input length (the simulator's draw); None: derive it
     # from tail_s / mean_s, which for a fixed-size model hold nothing else (engine.sim.service)
     jitter_sigma: Optional[float] = None
+    # tables derived from this (immutable) partition's curves, e.g. the log-normal sigma of each batch size:
+    # worked out once per partition instead of at every rate of a sweep (engine.analytic.rates)
+    _derived: dict = PrivateAttr(default_factory=dict)
+
+    def derived(self, key: tuple, make):
+        """make(), remembered under `key` for the life of this partition (a few keys: batch caps x percentiles)."""
+        memo = self.__pydantic_private__["_derived"]  # direct: pydantic's __getattr__ costs ~3 us a call
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
 
     def service(self, b: float) -> float:
         """Mean service time (s) of a batch of b items, linear between integer batches."""
@@ -72,11 +82,12 @@ class GpuSide(BaseModel):
     _answers: dict = PrivateAttr(default_factory=dict)
 
     def remember(self, key: tuple, make):
-        if key not in self._answers:
-            if len(self._answers) >= MAX_ANSWERS:  # a long-lived server: forget the oldest, stay bounded
-                del self._answers[next(iter(self._answers))]
-            self._answers[key] = make()
-        return self._answers[key]
+        answers = self.__pydantic_private__["_answers"]  # direct: pydantic's __getattr__ costs ~3 us a call
+        if key not in answers:
+            if len(answers) >= MAX_ANSWERS:  # a long-lived server: forget the oldest, stay bounded
+                del answers[next(iter(answers))]
+            answers[key] = make()
+        return answers[key]
 
     def with_partitions(self, partitions: tuple[Partition, ...]) -> "GpuSide":
         """The same side with other partitions (and none of this side's remembered answers)."""

@@ -291,30 +291,41 @@ def mg1_wait_quantile(lam: float, service: np.ndarray, weight: np.ndarray, p: fl
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
 
 
-def _timer_windows(lam: float, q: np.ndarray, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """q requests (1 <= q <= cap) wait for a batch whose timer has r s left (arrays of one shape); it leaves when
-    the timer runs out or the batch reaches cap with Poisson(lam) arrivals. Returns (E[wait], E[integral over the
-    wait of the arrivals so far], P(batch = 1..cap) along a last axis).
+def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """q requests (1 <= q < cap) wait for a batch whose timer has r s left (an array); it leaves when the timer
+    runs out or the batch reaches cap with Poisson(lam) arrivals. Returns (E[wait], E[integral over the wait of
+    the arrivals so far]), each with a new last axis over q = 1..cap-1, and P(k arrive within r), k = 0..cap-1,
+    along a new last axis (the batch is q + min(arrivals, cap - q): _batch_sizes).
 
     With N(t) the arrivals after the start and T_m the m-th one's time (m = cap - q places left), the wait is
     min(r, T_m) and {t < T_m} = {N(t) <= m - 1}, so E[min(r, T_m)] = sum_{k<m} integral_0^r P(N(t) = k) dt and
     E[integral_0^wait N(t) dt] = sum_{k<m} k integral_0^r P(N(t) = k) dt, where integral_0^r P(N(t) = k) dt =
     P(k + 1, lam r) / lam (P the regularised lower incomplete gamma function, the Erlang(k + 1) CDF; Ross,
-    Introduction to Probability Models, section 5.3); the batch is q + min(Poisson(lam r), m)."""
+    Introduction to Probability Models, section 5.3). Both sums are prefix sums over k, read at m - 1 = cap - q - 1
+    for every q at once: nothing here grows with the number of q values times the arrivals."""
     from scipy.special import gammainc, gammaln
 
-    q = np.asarray(q, dtype=int)
     x = lam * np.maximum(np.asarray(r, dtype=float), 0.0)[..., None]
     k = np.arange(cap)
-    room = (cap - q)[..., None]
-    part = np.where(k < room, gammainc(k + 1, x) / lam, 0.0)
+    part = gammainc(k + 1, x) / lam
+    upto = cap - np.arange(1, cap) - 1  # m - 1 for q = 1..cap-1
+    wait = np.cumsum(part, axis=-1)[..., upto]
+    area = np.cumsum(k * part, axis=-1)[..., upto]
     with np.errstate(divide="ignore"):
         pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - gammaln(k + 1)), (k == 0) * 1.0)
-    j = np.arange(1, cap + 1) - q[..., None]  # arrivals that make batch size 1..cap
-    size = np.where((j >= 0) & (np.arange(1, cap + 1) < cap), np.take_along_axis(
-        np.broadcast_to(pois, j.shape), np.clip(j, 0, cap - 1), axis=-1), 0.0)
-    size[..., -1] = np.maximum(0.0, 1.0 - size[..., :-1].sum(axis=-1))
-    return part.sum(axis=-1), (k * part).sum(axis=-1), size
+    return wait, area, pois
+
+
+def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
+    """Mass of batch sizes 1..cap (last axis) from `weight` on q = 1..cap-1 waiting (last axis) and the law
+    pois of the arrivals within each one's timer (_timer_windows, same leading axes): the batch is q + j with
+    probability pois[j] below cap, and cap takes the rest: a convolution over q, one shifted add per q."""
+    cap = pois.shape[-1]
+    out = np.zeros(weight.shape[:-1] + (cap,))
+    for q in range(1, cap):
+        out[..., q - 1:cap - 1] += weight[..., q - 1, None] * pois[..., :cap - q]
+    out[..., cap - 1] = weight.sum(axis=-1) - out[..., :cap - 1].sum(axis=-1)
+    return out
 
 
 def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: np.ndarray,
@@ -362,8 +373,12 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
     gl_x, gl_w = np.polynomial.legendre.leggauss(TIMER_NODES)
     ux, uw = 0.5 * (gl_x + 1), 0.5 * gl_w
     # the fresh timer batch after an idle instance: the first request and up to B - 1 more
-    w0, a0, fresh = _timer_windows(lam, np.array(1), np.array(time_queue), cap)
-    w0, a0 = float(w0), float(a0)
+    if cap == 1:  # a batch of one leaves at once: no window
+        w0, a0, fresh = 0.0, 0.0, np.ones(1)
+    else:
+        ew0, ea0, pois0 = _timer_windows(lam, np.array(time_queue), cap)
+        w0, a0 = float(ew0[0]), float(ea0[0])
+        fresh = _batch_sizes(np.eye(1, cap - 1, 0)[0], pois0)
     gather = (w0 + a0) / float(np.dot(np.arange(1, cap + 1), fresh))
     qs = np.arange(1, cap)  # waiting when the instance frees, below B
 
@@ -399,17 +414,16 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
     cy = times + pn[..., 0] * (1 / lam + w0)
     bz = pn[..., cap:].sum(axis=-1)
     # 0 < q < B arrived during the service: the oldest (first of q uniform arrivals) has r of its timer left
-    r = np.maximum(0.0, time_queue - times[:, :, None, None] * (1 - ux)[None, None, None, :])
-    r = np.broadcast_to(r, (cap, nodes, cap - 1, TIMER_NODES))
-    qq = np.broadcast_to(qs[None, None, :, None], r.shape)
-    ew, ea, size = _timer_windows(lam, qq, r, cap)
-    dens = uw[None, :] * qs[:, None] * (1 - ux[None, :]) ** (qs[:, None] - 1)
-    dens = dens / dens.sum(axis=1, keepdims=True)  # (q, U): P(U > u) = (1 - u)^q
-    wts = pn[..., 1:cap, None] * dens[None, None]  # (B, nodes, q, U)
-    row[..., :cap] += np.einsum("bnqu,bnquc->bnc", wts, size)
-    ar += (wts * (qq * ew + ea)).sum(axis=(2, 3))
-    cy += (wts * ew).sum(axis=(2, 3))
-    bz += (wts * (r <= 0)).sum(axis=(2, 3))
+    if cap > 1:
+        r = np.maximum(0.0, time_queue - times[:, :, None] * (1 - ux)[None, None, :])  # (B, nodes, U)
+        ew, ea, pois = _timer_windows(lam, r, cap)  # (B, nodes, U, q), (B, nodes, U, arrivals)
+        dens = uw[None, :] * qs[:, None] * (1 - ux[None, :]) ** (qs[:, None] - 1)
+        dens = dens / dens.sum(axis=1, keepdims=True)  # (q, U): P(U > u) = (1 - u)^q
+        wts = pn[..., None, 1:cap] * dens.T[None, None]  # (B, nodes, U, q)
+        row[..., :cap] += _batch_sizes(wts, pois).sum(axis=2)
+        ar += (wts * (qs * ew + ea)).sum(axis=(2, 3))
+        cy += (wts * ew).sum(axis=(2, 3))
+        bz += (wts.sum(axis=3) * (r <= 0)).sum(axis=2)
     trans[:cap] = row.mean(axis=1)
     area[:cap], cycle[:cap], busy[:cap] = ar.mean(axis=1), cy.mean(axis=1), bz.mean(axis=1)
     # states (B, L), L >= 1: L waited through the service of a full batch; the oldest's age is S + L / lam
@@ -432,14 +446,13 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
     if len(lefts):
         k = qs[None, :] - lefts[:, None]  # arrivals that leave q = 1..B-1 waiting, (L, q); valid where >= 0
         pk = np.where(k[None] >= 0, pf[:, np.maximum(k, 0)], 0.0)  # (nodes, L, q)
-        r = np.maximum(0.0, time_queue - s_full[:, None, None] - lefts[None, :, None] / lam)
-        r = np.broadcast_to(r, pk.shape)
-        ew, ea, size = _timer_windows(lam, np.broadcast_to(qs, r.shape), r, cap)
+        r = np.maximum(0.0, time_queue - s_full[:, None] - lefts[None, :] / lam)  # (nodes, L)
+        ew, ea, pois = _timer_windows(lam, r, cap)  # (nodes, L, q), (nodes, L, arrivals)
         row = np.stack([spill(pf, int(left)) for left in lefts], axis=1)  # (nodes, L, n)
-        row[..., :cap] += np.einsum("nlq,nlqc->nlc", pk, size)
+        row[..., :cap] += _batch_sizes(pk, pois)
         ar = lefts[None, :] * s_full[:, None] + lam * s_full[:, None] ** 2 / 2 + (pk * (qs * ew + ea)).sum(axis=2)
         cy = s_full[:, None] + (pk * ew).sum(axis=2)
-        bz = np.stack([pf[:, cap - left:].sum(axis=-1) for left in lefts], axis=1) + (pk * (r <= 0)).sum(axis=2)
+        bz = np.stack([pf[:, cap - left:].sum(axis=-1) for left in lefts], axis=1) + pk.sum(axis=2) * (r <= 0)
         states = cap - 1 + lefts
         trans[states] = row.mean(axis=0)
         area[states], cycle[states], busy[states] = ar.mean(axis=0), cy.mean(axis=0), bz.mean(axis=0)

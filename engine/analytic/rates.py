@@ -26,6 +26,7 @@ Approximations (documented so their error can be measured against the simulator)
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 
@@ -289,41 +290,92 @@ def gather_wait_mean(form: float, b_mean: float) -> float:
 def batch_size_pmf(b_mean: float, cap: int) -> np.ndarray:
     """P(batch = k), k = 1..cap: one request that opens the batch plus a Poisson number of others with mean
     b_mean - 1 (Poisson arrivals over a fixed gathering time), the mass beyond cap at cap."""
-    from scipy.special import gammaln
-
     k = np.arange(cap)
     m = max(b_mean - 1.0, 1e-300)
-    pmf = np.exp(k * math.log(m) - m - gammaln(k + 1))  # Poisson(m) pmf
+    pmf = np.exp(k * math.log(m) - m - _log_factorials(cap))  # Poisson(m) pmf
     pmf[-1] += max(0.0, 1.0 - float(pmf.sum()))
     return pmf
+
+
+@functools.lru_cache(maxsize=64)
+def _log_factorials(cap: int) -> np.ndarray:
+    """log k! for k = 0..cap-1 (read-only: shared by every call)."""
+    from scipy.special import gammaln
+
+    out = gammaln(np.arange(cap) + 1.0)
+    out.setflags(write=False)
+    return out
 
 
 def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> float:
     """p-quantile (s) of the service time of the batch a random request is in, over (partition, mean batch,
     share of requests) triples: the mixture over partitions (by share) and batch sizes k (size-biased,
     weights k P(k) from batch_size_pmf) of log-normal batch times with mean t(k) and p-quantile tail(k)
-    (the partitions' tables), solved by bisection on the mixture's survival function."""
-    from scipy.optimize import brentq
-    from scipy.special import ndtr
-
+    (the partitions' tables), solved on the mixture's survival function (lognormal_mixture_quantile)."""
     z = NormalDist().inv_cdf(p)
-    weights, means, sigmas = [], [], []
+    weights, mus, sigmas = [], [], []
     for part, b_mean, share in mix:
         pmf = _size_law(part, b_mean)
-        sizes = np.arange(1, len(pmf) + 1)
-        weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)) if size_biased else share * pmf)
-        table_mean, table_tail = _tables(part, len(pmf))
-        means.append(table_mean)
-        sigmas.append(_sigmas_for_ratios(table_tail / table_mean, z))
-    weight, mean, sigma = (np.concatenate(x).astype(float) for x in (weights, means, sigmas))
+        if size_biased:
+            sizes = np.arange(1, len(pmf) + 1)
+            weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)))
+        else:
+            weights.append(share * pmf)
+        mu, sigma = _lognormal_tables(part, len(pmf), z)
+        mus.append(mu)
+        sigmas.append(sigma)
+    weight, mu, sigma = (np.concatenate(x) for x in (weights, mus, sigmas))
     keep = weight > 1e-12
-    weight, mean, sigma = weight[keep] / weight[keep].sum(), mean[keep], sigma[keep]
+    return lognormal_mixture_quantile(weight[keep] / weight[keep].sum(), mu[keep], sigma[keep], p)
 
-    def exceed(t: float) -> float:
-        return float(np.dot(weight, ndtr(-(np.log(t / mean) + sigma ** 2 / 2) / sigma)))
 
-    lo, hi = float(mean.min()) * 0.5, float(np.max(mean * np.exp(sigma * (abs(z) + 4))))
-    return float(brentq(lambda t: exceed(t) - (1 - p), lo, hi, xtol=1e-12, rtol=1e-9))
+MIXTURE_GRID = 12  # log-spaced points on which lognormal_mixture_quantile brackets its root (Newton does the rest)
+
+
+def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray, p: float) -> float:
+    """p-quantile of a mixture of log-normals (weights summing to 1, log-means mu, log-sds sigma > 0).
+
+    The survival function S(x) = sum_i w_i Phi(-(x - mu_i) / sigma_i) of x = log t is decreasing, so the root
+    of S(x) = 1 - p is bracketed on a grid of MIXTURE_GRID points over [min mu - 4 max sigma, max mu + (|z| + 4)
+    max sigma] in one vectorised evaluation, then found by Newton steps kept inside the bracket (S'(x) =
+    -sum_i w_i phi((x - mu_i) / sigma_i) / sigma_i), to 1e-10 in x (a relative 1e-10 in t)."""
+    from scipy.special import ndtr
+
+    target = 1.0 - p
+    z = abs(NormalDist().inv_cdf(p))
+    top = float(sigma.max())
+    lo, hi = float(mu.min()) - 4 * top, float(mu.max()) + (z + 4) * top
+    xs = np.linspace(lo, hi, MIXTURE_GRID)
+    surv = weight @ ndtr(-(xs[None, :] - mu[:, None]) / sigma[:, None])
+    above = np.nonzero(surv > target)[0]
+    if len(above) == 0:
+        return float(math.exp(lo))
+    i = int(above[-1])
+    if i == MIXTURE_GRID - 1:
+        return float(math.exp(hi))
+    a, b = float(xs[i]), float(xs[i + 1])
+    sa, sb = float(surv[i]) - target, float(surv[i + 1]) - target
+    x = a + (b - a) * sa / (sa - sb)  # linear guess inside the bracket
+    inv = 1.0 / sigma
+    for _ in range(40):
+        u = (x - mu) * inv
+        f = float(weight @ ndtr(-u)) - target
+        if f > 0:
+            a = x
+        else:
+            b = x
+        slope = -float(weight @ (np.exp(-0.5 * u * u) * inv)) * _INV_SQRT_2PI
+        step = f / slope if slope < 0 else math.inf
+        if abs(step) <= 1e-10:  # converged (tested before the bracket: the root may sit on its edge)
+            x -= step
+            break
+        x = x - step if a < x - step < b else 0.5 * (a + b)
+        if b - a <= 1e-10:
+            break
+    return float(math.exp(x))
+
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def request_weighted_service(part, b_mean) -> float:
@@ -339,10 +391,39 @@ def request_weighted_service(part, b_mean) -> float:
 
 
 def _tables(part, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, tail) service times (s) of batches 1..cap, as Partition.service and Partition.tail give them."""
+    """(mean, tail) service times (s) of batches 1..cap, as Partition.service and Partition.tail give them
+    (remembered by the partition; read-only)."""
+    return _derived(part, ("tables", cap), lambda: _make_tables(part, cap))
+
+
+def _make_tables(part, cap: int) -> tuple[np.ndarray, np.ndarray]:
     top = len(part.mean_s)
     idx = np.minimum(np.arange(cap), top - 1)
-    return np.asarray(part.mean_s, dtype=float)[idx], np.asarray(part.tail_s, dtype=float)[np.minimum(idx, len(part.tail_s) - 1)]
+    mean = np.asarray(part.mean_s, dtype=float)[idx]
+    tail = np.asarray(part.tail_s, dtype=float)[np.minimum(idx, len(part.tail_s) - 1)]
+    mean.setflags(write=False)
+    tail.setflags(write=False)
+    return mean, tail
+
+
+def _lognormal_tables(part, cap: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """(log-mean, log-sd) of the log-normal batch time of each batch size 1..cap: mean t(k) and p-quantile
+    tail(k) from the partition's tables, z the standard normal p-quantile (remembered by the partition)."""
+    def make():
+        mean, tail = _tables(part, cap)
+        sigma = _sigmas_for_ratios(tail / mean, z)
+        mu = np.log(mean) - sigma ** 2 / 2
+        mu.setflags(write=False)
+        sigma.setflags(write=False)
+        return mu, sigma
+
+    return _derived(part, ("lognormal", cap, z), make)
+
+
+def _derived(part, key: tuple, make):
+    """make(), remembered by the partition where it can (Partition.derived); any object with the tables works."""
+    remember = getattr(part, "derived", None)
+    return remember(key, make) if remember is not None else make()
 
 
 def _sigmas_for_ratios(ratio: np.ndarray, z: float) -> np.ndarray:
