@@ -35,7 +35,7 @@ HANG_S = 900
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     # wraps setup, call and teardown, so a fixture that hangs (a server, a cluster) is caught too
-    faulthandler.dump_traceback_later(HANG_S, exit=True, file=sys.stderr)
+    faulthandler.dump_traceback_later(HANG_S, exit=True, file=sys.__stderr__)  # not pytest's capture
     try:
         yield
     finally:
