@@ -404,7 +404,6 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
         out[..., n - 1] = pn[..., k0 + width:].sum(axis=-1)
         return out
 
-    nodes = times.shape[1]
     s_full = times[cap - 1]
     # states (b, 0): the batch of b just started with nothing left behind
     pn = poisson(lam * times)  # (B, nodes, N)
