@@ -9,9 +9,6 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from pydantic import ValidationError
-
-from engine.catalog import UnknownNameError, enumerate_layouts, validate_layout
 from engine.errors import KneepointError
 from engine.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
@@ -28,6 +25,8 @@ def _store():
 
 
 def cmd_layouts(args: argparse.Namespace) -> int:
+    from engine.catalog import enumerate_layouts, validate_layout
+
     gpu = _store().catalog().gpu(args.gpu)
     if args.validate is not None:
         layout = validate_layout(gpu, args.validate)
@@ -48,6 +47,8 @@ def cmd_layouts(args: argparse.Namespace) -> int:
 
 
 def cmd_profiles_list(args: argparse.Namespace) -> int:
+    from engine.catalog import UnknownNameError
+
     store = _store()
     for value, column, table in ((args.model, "name", "models"), (args.gpu, "sku", "gpus")):
         if value is not None:
@@ -201,7 +202,7 @@ class ComputedValueError(KneepointError):
     values are valid one by one but out of what the engine can compute with; the message names the field."""
 
 
-def _computed_value_error(e: ValidationError) -> ComputedValueError:
+def _computed_value_error(e) -> ComputedValueError:
     """The first error of an internal model's ValidationError as one line naming the model and the field."""
     first = e.errors(include_url=False)[0]
     field = ".".join(str(part) for part in first.get("loc", ()))
@@ -213,6 +214,8 @@ def _computed_value_error(e: ValidationError) -> ComputedValueError:
 def _run(args: argparse.Namespace) -> int:
     """Run the command; an internal model's ValidationError (never the user's own scenario, whose loader names
     the field it read) becomes a ComputedValueError at this boundary."""
+    from pydantic import ValidationError  # here, not at the top: `--help` never gets this far
+
     try:
         return args.func(args)
     except ValidationError as e:

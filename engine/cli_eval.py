@@ -6,6 +6,8 @@ import argparse
 import json
 import math
 
+from engine.cli_vocab import EXECUTOR_NAMES
+
 
 def _ctx():
     from engine.analytic import Context
@@ -54,6 +56,16 @@ def _sweep_spec(text: str) -> tuple[float, float, int]:
     return lo_f, hi_f, n_i
 
 
+def add_executor_arguments(parser) -> None:
+    """--executor and --ray-address, the same on every command that runs parallel work (read by
+    engine.executors.executor_from_args; defined here because importing engine.executors loads multiprocessing)."""
+    parser.add_argument("--executor", choices=EXECUTOR_NAMES, default="local",
+                        help="where the parallel work runs: this machine's processes (local) or a Ray cluster (ray)")
+    parser.add_argument("--ray-address", metavar="HOST:PORT|auto",
+                        help="with --executor ray: the cluster's head; 'auto' joins the cluster running on this "
+                             "machine; left out, a Ray is started on this machine")
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from engine.scenario import scenario_schema
 
@@ -63,14 +75,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from engine.analytic import build_design, evaluate_design
-    from engine.analytic.space import sweep_rates
-    from engine.executors import executor_from_args
     from engine.scenario import load_scenario
 
     ctx = _ctx()
     scenario = load_scenario(read_scenario(args.scenario), ctx.book)
     design = build_design(scenario, ctx)
     if args.sweep_rate:
+        from engine.analytic.space import sweep_rates
+        from engine.executors import executor_from_args
+
         lo, hi, n = args.sweep_rate
         curve = sweep_rates(design, lo, hi, n, executor_from_args(args))  # ExecutorError: main() says it in one line
         points = [{"rate_rps": p.rate_rps, "stable": p.stable,
@@ -107,8 +120,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from engine.executors import add_executor_arguments
-
     sc = subparsers.add_parser("scenario", help="the scenario contract")
     ssub = sc.add_subparsers(dest="action", required=True, parser_class=type(subparsers._parser_class()))
     sch = ssub.add_parser("schema", help="print the scenario's JSON schema")

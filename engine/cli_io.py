@@ -22,14 +22,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine.exporters import FORMATS, export_all, export_table
-from engine.importers import ImportFailed, ImportResult, import_file, import_model_analyzer, import_perf_analyzer
-from engine.records import PRECISIONS, TABLES
+from engine.cli_vocab import EXPORT_FORMATS, PRECISIONS, TABLE_NAMES, USER_TABLES
 
 __all__ = ["register", "register_clear_user", "cmd_import_perf_analyzer", "cmd_import_model_analyzer", "cmd_import_own",
            "cmd_export", "cmd_clear_user"]
-
-_USER_TABLES = ("latency_points", "load_points", "preprocessing_points")  # engine.store.USER_TABLES, without DuckDB
 
 
 def _store(store, args: argparse.Namespace = None):
@@ -54,8 +50,10 @@ def _positive_rows(text: str) -> int:
 
 
 def _report(run) -> int:
+    from engine.importers import ImportFailed
+
     try:
-        result: ImportResult = run()
+        result = run()
     except ImportFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -82,28 +80,36 @@ def _regular(path) -> None:
 
 def cmd_import_perf_analyzer(args: argparse.Namespace, store=None) -> int:
     _regular(args.file)
+    from engine.importers import import_perf_analyzer
+
     fields = _triton_fields(args) | dict(model=args.model, batch=args.batch)
     return _report(lambda: import_perf_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_model_analyzer(args: argparse.Namespace, store=None) -> int:
     _regular(args.file)
+    from engine.importers import import_model_analyzer
+
     fields = _triton_fields(args) | dict(model=args.model, triton_model=args.triton_model, config=args.config)
     return _report(lambda: import_model_analyzer(_store(store, args), args.file, **fields))
 
 
 def cmd_import_own(args: argparse.Namespace, store=None) -> int:
+    from engine.importers import import_file
+
     _regular(args.file)
     return _report(lambda: import_file(_store(store, args), args.file, table=args.table, fmt=args.format))
 
 
 def cmd_export(args: argparse.Namespace, store=None) -> int:
+    from engine.exporters import export_all, export_table
+
     s = _store(store)
     path = Path(args.path)
     try:
         if args.table:
-            if args.user_only and args.table not in _USER_TABLES:
-                raise ValueError(f"{args.table!r} has no user rows; tables with user rows: {', '.join(_USER_TABLES)}")
+            if args.user_only and args.table not in USER_TABLES:
+                raise ValueError(f"{args.table!r} has no user rows; tables with user rows: {', '.join(USER_TABLES)}")
             if path.is_dir():
                 path = path / f"{args.table}.{args.format}"
             counts = {args.table: export_table(s, args.table, path, args.format, args.user_only)}
@@ -119,7 +125,7 @@ def cmd_export(args: argparse.Namespace, store=None) -> int:
 def cmd_clear_user(args: argparse.Namespace, store=None) -> int:
     """Remove the user's own rows (imports, profiler output) of one table or all; the seed rows stay."""
     s = _store(store)
-    tables = [args.table] if args.table else list(_USER_TABLES)
+    tables = [args.table] if args.table else list(USER_TABLES)
     counts = s.user_counts()
     listing = ", ".join(f"{counts[t]:,} {t}" for t in tables)
     if not args.yes:
@@ -135,7 +141,7 @@ def register_clear_user(profiles_subparsers) -> None:
     """Add `clear-user` to the `profiles` command's subparsers (engine.cli builds that group)."""
     cu = profiles_subparsers.add_parser("clear-user", help="remove your own rows (imports, profiler output); "
                                         "the seed rows stay")
-    cu.add_argument("--table", choices=_USER_TABLES, help="only this table (default: every table with user rows)")
+    cu.add_argument("--table", choices=USER_TABLES, help="only this table (default: every table with user rows)")
     cu.add_argument("--yes", action="store_true", help="really remove them (without it: say what would go)")
     cu.set_defaults(func=cmd_clear_user)
 
@@ -176,18 +182,18 @@ def register(subparsers) -> None:
     ma.add_argument("--config", help="keep only rows of this Model Config Path (e.g. resnet50_config_2)")
     ma.set_defaults(func=cmd_import_model_analyzer)
 
-    for fmt in FORMATS:
+    for fmt in EXPORT_FORMATS:
         own = isub.add_parser(fmt, help=f"the project's own {fmt} schema (as written by export {fmt})")
         own.add_argument("file", type=Path)
-        own.add_argument("--table", choices=_USER_TABLES,
+        own.add_argument("--table", choices=USER_TABLES,
                          help="target table (default: the file's name if it is a table, else latency_points)")
         _max_rows_arg(own)
         own.set_defaults(func=cmd_import_own, format=fmt)
 
     exp = subparsers.add_parser("export", help="write tables to CSV or Parquet in the project's own schema")
-    exp.add_argument("format", choices=FORMATS)
+    exp.add_argument("format", choices=EXPORT_FORMATS)
     exp.add_argument("path", type=Path, help="a directory (every table, <table>.<format>) or, with --table, a file")
-    exp.add_argument("--table", choices=list(TABLES), help="export only this table, to the file PATH")
+    exp.add_argument("--table", choices=TABLE_NAMES, help="export only this table, to the file PATH")
     exp.add_argument("--user-only", action="store_true", help="only the user's rows (imports, profiler output)")
     exp.set_defaults(func=cmd_export)
 
@@ -195,6 +201,7 @@ def register(subparsers) -> None:
 def main(argv=None) -> int:
     """Stand-alone entry (`python -m engine.cli_io import ...`) until engine.cli calls register()."""
     from engine.cli import _Parser
+    from engine.importers import ImportFailed
     from engine.store import StoreError
 
     parser = _Parser(prog="python -m engine")

@@ -87,11 +87,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from engine.partition.pack import MAX_GPUS
-    from engine.partition.plan import PartitionPolicy
+    from engine.cli_vocab import PARTITION_MAX_GPUS, PARTITION_POLICIES
     from engine.userfiles import seed_number, whole_number
 
-    gpu_count, positive = whole_number(1, MAX_GPUS), whole_number(1)
+    gpu_count, positive = whole_number(1, PARTITION_MAX_GPUS), whole_number(1)
 
     part = subparsers.add_parser("partition", help="PARIS, MIG packing and partitioning policies")
     sub = part.add_subparsers(dest="action", required=True, parser_class=type(part))
@@ -110,7 +109,7 @@ def register(subparsers) -> None:
 
     pl = sub.add_parser("plan", help="partition a scenario's GPUs by a policy (PARIS, GPU(n), GPU(max), random)")
     pl.add_argument("scenario", help="scenario JSON file (or - for stdin)")
-    pl.add_argument("--policy", default="paris", choices=[p.value for p in PartitionPolicy])
+    pl.add_argument("--policy", default="paris", choices=PARTITION_POLICIES)
     pl.add_argument("--gpus", type=gpu_count, help="GPUs to partition (default: the scenario's gpu.count)")
     pl.add_argument("--max-gpcs", type=positive, help="GPC budget (default: every GPC of the GPUs)")
     pl.add_argument("--seed", type=seed_number, default=0, help="seed of the random policy")

@@ -98,8 +98,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    from engine.executors import add_executor_arguments
-    from engine.sim.workload import MAX_REQUESTS
+    from engine.cli_eval import add_executor_arguments
+    from engine.cli_vocab import MAX_REQUESTS
     from engine.userfiles import seed_number, whole_number
 
     p = subparsers.add_parser("search", help="sweep a design space: best designs under the SLA and Pareto fronts")

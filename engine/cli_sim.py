@@ -189,9 +189,8 @@ def _print(scenario, r: dict) -> None:
 
 
 def register(subparsers) -> None:
-    from engine.cli_eval import _sweep_spec
-    from engine.executors import add_executor_arguments
-    from engine.sim.workload import MAX_REQUESTS, WorkloadKind
+    from engine.cli_eval import _sweep_spec, add_executor_arguments
+    from engine.cli_vocab import MAX_REQUESTS, WORKLOAD_KINDS
     from engine.userfiles import finite_float, seed_number, whole_number
 
     sim = subparsers.add_parser("simulate", help="discrete-event simulation of a scenario (simpy)")
@@ -201,7 +200,7 @@ def register(subparsers) -> None:
     sim.add_argument("--seed", type=seed_number, default=0)
     sim.add_argument("--rate", type=finite_float, help="arrival rate in req/s (default: the scenario's)")
     sim.add_argument("--workload", metavar="KIND|JSON",
-                     help=f"arrival process: {', '.join(k.value for k in WorkloadKind)}, or a JSON object")
+                     help=f"arrival process: {', '.join(WORKLOAD_KINDS)}, or a JSON object")
     sim.add_argument("--trace", metavar="CSV", help="your local CSV of arrival timestamps (workload 'trace'; a "
                      "regular file, one column or a header naming timestamp/time/t/arrival; unit from --workload "
                      "'{\"trace_unit\": \"ms\"}', default s); played at its own pace unless --rate is given")

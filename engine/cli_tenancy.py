@@ -18,17 +18,16 @@ import functools
 import json
 import sys
 
-from engine.tenancy import (KNEE_GAIN_THRESHOLD, RESTART_LOAD_S, STANDBY_SWITCH_S, TenancyError, knee_gpu_pct,
-                            latency_vs_gpu_pct, oversubscription_sweep, param_share_fit, plan_multimodel,
-                            reconfiguration)
-from engine.tenancy.errors import whole
-from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, MAX_OVERSUBSCRIBED_INSTANCES
+from engine.cli_vocab import (DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES, RESTART_LOAD_S,
+                              STANDBY_SWITCH_S)
 from engine.userfiles import finite_float, whole_number
 
 
 def _one_line(cmd):
     @functools.wraps(cmd)
     def run(args: argparse.Namespace) -> int:
+        from engine.tenancy import TenancyError
+
         try:
             return cmd(args)
         except TenancyError as e:
@@ -45,6 +44,8 @@ def _book():
 
 
 def _curve(args: argparse.Namespace):
+    from engine.tenancy import latency_vs_gpu_pct
+
     return latency_vs_gpu_pct(_book(), args.model, args.gpu, batch=args.batch, step=args.step,
                               percentile=args.percentile, input_len=args.input_len)
 
@@ -56,6 +57,8 @@ def _print(args: argparse.Namespace, out: dict, lines: list[str]) -> int:
 
 @_one_line
 def cmd_param_share(args: argparse.Namespace) -> int:
+    from engine.tenancy import param_share_fit
+
     f = param_share_fit(args.gpu_mem_mb, args.weights_mb, args.buffer_mb)
     out = {"gpu_memory_mb": f.gpu_memory_mb, "weights_mb": f.weights_mb, "buffer_mb": f.buffer_mb,
            "without": f.without, "with": f.with_sharing, "extra": f.extra, "extra_fraction": f.extra_fraction}
@@ -66,6 +69,8 @@ def cmd_param_share(args: argparse.Namespace) -> int:
 
 @_one_line
 def cmd_knee(args: argparse.Namespace) -> int:
+    from engine.tenancy import knee_gpu_pct
+
     curve = _curve(args)
     k = knee_gpu_pct(curve, args.threshold)
     out = {"model": curve.model, "gpu": curve.sku, "batch": curve.batch, "knee_gpu_pct": k.gpu_pct,
@@ -84,6 +89,8 @@ def cmd_knee(args: argparse.Namespace) -> int:
 
 @_one_line
 def cmd_multi_model(args: argparse.Namespace) -> int:
+    from engine.tenancy import plan_multimodel
+
     plan = plan_multimodel(_curve(args), args.deadline_ms, args.available_pct, args.rate, args.max_instances)
     out = plan.model_dump(mode="json") | {"speedup": plan.speedup}
     lines = []
@@ -105,6 +112,9 @@ def cmd_multi_model(args: argparse.Namespace) -> int:
 
 @_one_line
 def cmd_oversubscribe(args: argparse.Namespace) -> int:
+    from engine.tenancy import TenancyError, oversubscription_sweep
+    from engine.tenancy.errors import whole
+
     pct = whole("gpu_pct", args.gpu_pct)
     if pct > 100:
         raise TenancyError(f"gpu_pct must be a GPU% in 1..100, got {pct}")
@@ -119,6 +129,8 @@ def cmd_oversubscribe(args: argparse.Namespace) -> int:
 
 @_one_line
 def cmd_reconfig(args: argparse.Namespace) -> int:
+    from engine.tenancy import reconfiguration
+
     r = reconfiguration(args.rate, args.load_s, args.switch_us * 1e-6, args.old_capacity)
     out = r.model_dump(mode="json") | {"requests_saved": r.requests_saved}
     lines = [f"{c.mode:>7}: downtime {c.downtime_s * 1e3:10.3f} ms, {c.requests_affected:,.1f} requests lost or "

@@ -294,7 +294,6 @@ def _parser():
 
 
 def test_cli_import_and_export(st, tmp_path, capsys):
-    assert cli_io._USER_TABLES == USER_TABLES
     f = tmp_path / "perf.csv"
     f.write_text(PERF)
     args = _parser().parse_args(["import", "perf-analyzer", str(f), "--model", "resnet50", "--gpu", "A100-SXM4-40GB",

@@ -14,8 +14,8 @@ from typing import Optional
 from engine.executors.base import EXECUTOR_NAMES, Executor, ExecutorError
 from engine.executors.local import LocalExecutor
 
-__all__ = ["EXECUTOR_NAMES", "Executor", "ExecutorError", "LocalExecutor", "add_executor_arguments",
-           "executor_from_args", "make_executor", "ray_installed"]
+__all__ = ["EXECUTOR_NAMES", "Executor", "ExecutorError", "LocalExecutor", "executor_from_args", "make_executor",
+           "ray_installed"]
 
 
 def ray_installed() -> bool:
@@ -36,16 +36,8 @@ def make_executor(name: str = "local", *, workers: Optional[int] = None, address
     raise ExecutorError(f"executor: {name!r} is not one of {', '.join(EXECUTOR_NAMES)}")
 
 
-def add_executor_arguments(parser) -> None:
-    """--executor and --ray-address, the same on every command that runs parallel work."""
-    parser.add_argument("--executor", choices=EXECUTOR_NAMES, default="local",
-                        help="where the parallel work runs: this machine's processes (local) or a Ray cluster (ray)")
-    parser.add_argument("--ray-address", metavar="HOST:PORT|auto",
-                        help="with --executor ray: the cluster's head; 'auto' joins the cluster running on this "
-                             "machine; left out, a Ray is started on this machine")
-
-
 def executor_from_args(args, workers: Optional[int] = None) -> Executor:
+    """The executor that --executor and --ray-address (engine.cli_eval.add_executor_arguments) ask for."""
     if args.ray_address and args.executor != "ray":
         raise ExecutorError("--ray-address: only with --executor ray")
     return make_executor(args.executor, workers=workers, address=args.ray_address)

@@ -1,0 +1,49 @@
+"""CLI start-up stays cheap: building the parser (all that `--help` does) imports none of the heavy libraries.
+
+A structural check in a fresh interpreter, not a timing: benchmarks/cli_startup.py measures the seconds.
+"""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+#: each costs tens to hundreds of ms to import; a subcommand needing one imports it when it runs
+HEAVY = ("pandas", "pyarrow", "duckdb", "scipy", "streamlit", "plotly", "numpy", "pydantic", "simpy")
+
+
+def _loaded_after(code: str) -> list[str]:
+    probe = f"import json, sys; {code}; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_building_the_parser_imports_no_heavy_library():
+    loaded = _loaded_after("import engine.cli; engine.cli.build_parser()")
+    assert "argparse" in loaded  # the probe sees what the parser needs
+    assert [m for m in HEAVY if m in loaded] == []
+
+
+def test_the_parsers_copies_of_engine_values_match_their_sources():
+    from engine import cli_vocab as v
+    from engine.executors import EXECUTOR_NAMES
+    from engine.exporters import FORMATS
+    from engine.partition.pack import MAX_GPUS
+    from engine.partition.plan import PartitionPolicy
+    from engine.records import PRECISIONS, TABLES
+    from engine.scenario import WorkloadKind
+    from engine.sim.workload import MAX_REQUESTS
+    from engine.store import USER_TABLES
+    from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES
+    from engine.tenancy.reconfig import RESTART_LOAD_S, STANDBY_SWITCH_S
+
+    assert (v.EXPORT_FORMATS, v.PRECISIONS, v.TABLE_NAMES, v.USER_TABLES) == (FORMATS, PRECISIONS, tuple(TABLES),
+                                                                              USER_TABLES)
+    assert (v.EXECUTOR_NAMES, v.MAX_REQUESTS, v.WORKLOAD_KINDS) == (EXECUTOR_NAMES, MAX_REQUESTS,
+                                                                    tuple(k.value for k in WorkloadKind))
+    assert (v.PARTITION_MAX_GPUS, v.PARTITION_POLICIES) == (MAX_GPUS, tuple(p.value for p in PartitionPolicy))
+    assert (v.KNEE_GAIN_THRESHOLD, v.DEFAULT_STEP_PCT, v.MAX_OVERSUBSCRIBED_INSTANCES, v.RESTART_LOAD_S,
+            v.STANDBY_SWITCH_S) == (KNEE_GAIN_THRESHOLD, DEFAULT_STEP_PCT, MAX_OVERSUBSCRIBED_INSTANCES,
+                                    RESTART_LOAD_S, STANDBY_SWITCH_S)
