@@ -70,15 +70,16 @@ def test_ray_address_setting():
         hosting_settings(env={"KNEEPOINT_RAY_ADDRESS": "head-without-port"})
 
 
-def test_evaluate_sweep_rate_matches_the_analytic_curve(store):
-    from engine.analytic import Context, build_design, sweep
-    from engine.analytic.space import sweep_rates
+def test_evaluate_sweep_rate_matches_the_analytic_curve(store, monkeypatch):
+    from engine.analytic import Context, build_design, space, sweep
     from engine.scenario import load_scenario
 
+    monkeypatch.setattr(space, "RATES_PER_CHUNK", 4)  # three chunks of a short curve, so the pool is used
     ctx = Context.from_store(store)
-    design = build_design(load_scenario(json.dumps({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}),
-                                        ctx.book), ctx)
-    assert sweep_rates(design, 100, 3000, 600, LocalExecutor(2)) == sweep(design, 100, 3000, 600)
+    raw = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}, "batching": {"policy": "preba"}}
+    design = build_design(load_scenario(json.dumps(raw), ctx.book), ctx)
+    assert LocalExecutor(2).parallel_for(3) == 2
+    assert space.sweep_rates(design, 100, 3000, 12, LocalExecutor(2)) == sweep(design, 100, 3000, 12)
 
 
 NO_RAY = """
