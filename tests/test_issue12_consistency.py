@@ -32,5 +32,7 @@ def test_profiles_list_accepts_a_model_that_exists_only_through_a_user_import(tm
     monkeypatch.setattr(cli, "_store", lambda: st)
     assert cli.cmd_profiles_list(argparse.Namespace(model="my-net", gpu=None, json=False)) == 0
     assert "my-net" in capsys.readouterr().out
-    with __import__("pytest").raises(cli.UnknownNameError, match="not a name"):
+    from engine.catalog import UnknownNameError  # the CLI imports it only when a command runs
+
+    with __import__("pytest").raises(UnknownNameError, match="not a name"):
         cli.cmd_profiles_list(argparse.Namespace(model="no-such-net", gpu=None, json=False))
