@@ -130,3 +130,25 @@ def act(page, action, timeout_ms: int = 180_000) -> None:
         raise AssertionError(f"no finished script run after the action ({type(e).__name__}); "
                              f"page ends: {page.inner_text('body')[-600:]!r}") from None
     settle(page, timeout_ms)
+
+
+def pick(page, box, option: str, typed: str = "", timeout_ms: int = 180_000) -> None:
+    """Open the selectbox `box` (optionally typing `typed` to filter it) and click `option`. A click that lands
+    while the page reruns can leave the list closed, so the list is reopened until the option shows up: the
+    wait is on the option, with the deadline only as a bound (a busy CI machine once lost that click)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout_ms / 1000
+    target = page.get_by_role("option", name=option, exact=True)
+    while True:
+        box.click()
+        if typed:
+            page.keyboard.type(typed)
+        try:
+            target.wait_for(state="visible", timeout=10_000)
+            target.click(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+            page.keyboard.press("Escape")

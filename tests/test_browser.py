@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browserkit import (SHOTS, act, browser, close_not_found, metric, no_exception,  # noqa: F401 (fixtures)
+from tests.browserkit import (SHOTS, act, browser, close_not_found, metric, no_exception, pick,  # noqa: F401 (fixtures)
                               server, settle, track_runs)
 
 pytestmark = pytest.mark.browser
@@ -69,9 +69,7 @@ def test_design_page_in_browser(server, browser):
     settle(page)
     # another MIG layout: the headline follows
     layout = page.get_by_role("combobox", name="MIG layout", exact=False).first
-    layout.click()
-    page.keyboard.type("4g.40gb@0 + 3g.40gb@4")  # 239 layouts: filter the list as a person would
-    page.get_by_role("option", name="4g.40gb@0 + 3g.40gb@4", exact=True).click(timeout=60_000)
+    pick(page, layout, "4g.40gb@0 + 3g.40gb@4", typed="4g.40gb@0 + 3g.40gb@4")  # 239 layouts: filter as a person would
     page.wait_for_function(
         "c => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Capacity')"
         " && !m.innerText.includes(c))", arg=before[0], timeout=90_000)
@@ -80,8 +78,7 @@ def test_design_page_in_browser(server, browser):
     page.get_by_text("Host, preprocessing and RPC path").click()
     box = page.get_by_role("combobox", name="Preprocessing device")
     box.wait_for(state="visible", timeout=30_000)
-    box.click()
-    page.get_by_role("option", name="dpu", exact=True).click(timeout=60_000)
+    pick(page, box, "dpu")
     page.wait_for_function(
         "b => [...document.querySelectorAll('[data-testid=stMetric]')].some(m => m.innerText.includes('Bottleneck')"
         " && !m.innerText.includes(b))", arg=before[1], timeout=90_000)

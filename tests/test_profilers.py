@@ -154,17 +154,17 @@ def test_preprocess_rows_land_in_the_store_and_csv(quick_run):
 
 def test_onnx_batch_sweep(tmp_path):
     path = mlp_onnx(tmp_path / "mlp.onnx", n=512)
-    rows = mp.profile_onnx(path, "tiny-mlp", batches=(1, 2, 4), warmup=3, reps=25, threads=1,
+    rows = mp.profile_onnx(path, "tiny-mlp", batches=(1, 2, 64), warmup=3, reps=25, threads=1,
                            progress=lambda m: None)
-    assert [r.batch for r in rows] == [1, 2, 4] and all(isinstance(r, LatencyPointRow) for r in rows)
+    assert [r.batch for r in rows] == [1, 2, 64] and all(isinstance(r, LatencyPointRow) for r in rows)
     for r in rows:
         assert (r.sku, r.partition, r.framework, r.precision, r.kind) == \
             ("CPU", "full", "onnxruntime-cpu", "fp32", "measured")
         assert r.p50_ms <= r.p90_ms <= r.p95_ms <= r.p99_ms
         assert r.throughput == pytest.approx(r.batch * 1000 / r.mean_ms, rel=1e-3)
         assert re.match(DATE + r" host=.+ onnxruntime=", r.measured_on) and "mlp.onnx sha256:" in r.note
-    assert rows[0].p50_ms < rows[2].p50_ms  # 4x the work takes longer...
-    assert rows[0].throughput < rows[2].throughput  # ...but less than 4x longer
+    assert rows[0].p50_ms < rows[2].p50_ms  # 64x the work takes longer, far beyond timing noise...
+    assert rows[0].throughput < rows[2].throughput  # ...but less than 64x longer
 
 
 def test_onnx_fixed_batch_and_fp16(tmp_path):
