@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from engine.analytic.queueing import (bulk_service_queue, mg1_wait_quantile, mmc_wait_quantile, timeout_batch_wait,
-                                      timer_batch_queue)
+from engine.analytic.queueing import bulk_service_queue, mg1_wait_quantile, mmc_wait_quantile, timeout_batch_wait
+from engine.analytic.timerqueue import timer_batch_queue
 from engine.analytic.rates import batch_size_pmf, gather_wait_mean, request_weighted_service
 
 

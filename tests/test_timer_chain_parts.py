@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.integrate import simpson
 from scipy.stats import poisson
 
-from engine.analytic.queueing import _batch_sizes, _timer_windows
+from engine.analytic.timerqueue import _batch_sizes, _timer_windows
 
 
 @given(st.floats(10.0, 5000.0), st.floats(0.0, 0.05), st.integers(2, 20))

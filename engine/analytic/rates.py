@@ -13,7 +13,7 @@ Approximations (documented so their error can be measured against the simulator)
   arrivals is Erlang-b spaced). In the saturated regime a request waits for the
   next free instance, about t(b)/(c+1) on average and up to t(b).
 - One instance under a timer (fixed, PREBA): an embedded Markov chain at batch
-  starts (engine.analytic.queueing.timer_batch_queue) gives the batch sizes
+  starts (engine.analytic.timerqueue.timer_batch_queue) gives the batch sizes
   (the arrivals in the timeout window, cut at Batch_max) and the wait before
   service, the instance's busy periods included.
 - Round-robin splits the load evenly over partitions (each a G/G/1); first-idle,
@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
 from engine.analytic.queueing import (bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
-                                      timer_batch_queue, wait_quantile)
+                                      wait_quantile)
+from engine.analytic.timerqueue import timer_batch_queue
 from engine.scenario import BatchingPolicy, SchedulerPolicy
 from engine.stages import StageCost
 
