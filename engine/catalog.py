@@ -18,7 +18,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.records import GpuRow, MigPlacementRow, MigProfileRow
+from engine.io.records import GpuRow, MigPlacementRow, MigProfileRow
 from engine.errors import KneepointError
 
 
@@ -376,7 +376,7 @@ def gpu_family(sku: str) -> str:
 @lru_cache(maxsize=4)
 def contention_rows(path: Path = MIG_CONTENTION_CSV) -> tuple[MigContentionRow, ...]:
     """The published contention pairs (validated with the seed reader: a bad row names its line)."""
-    from engine.seedio import read_csv
+    from engine.io.seed_csv import read_csv
 
     return tuple(read_csv(path, MigContentionRow))
 

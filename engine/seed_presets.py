@@ -52,13 +52,13 @@ def _paris(ctx) -> list[dict]:
     """Seed Sec V-VI: ResNet-50 on four A100s, log-normal query sizes, each query at its own size, SLA from
     GPU(7); the wide distribution of Sec VI-C (Fig 13a), where heterogeneity pays most."""
     from engine.partition.plan import plan
-    from engine.partition.study import seed_like_scenario
+    from engine.studies.partitioning import seed_like_scenario
 
     sku = "A100-SXM4-80GB"
     base = seed_like_scenario(ctx.book, "resnet50", sku, 4,
                               {"kind": "lognormal", "mu": 1.5, "sigma": 1.5, "max_size": 32})
     gmax, par = plan("gpu-max", base, ctx), plan("paris", base, ctx)
-    elsa = {"policy": "elsa", "alpha": 1.5, "beta": 1.0}  # slack margin: see engine.partition.study
+    elsa = {"policy": "elsa", "alpha": 1.5, "beta": 1.0}  # slack margin: see engine.studies.partitioning
     return [{**gmax.scenario, "name": "GPU(max) + FIFS", "scheduler": {"policy": "fifs"}},
             {**par.scenario, "name": "PARIS + FIFS", "scheduler": {"policy": "fifs"}},
             {**par.scenario, "name": "PARIS + ELSA", "scheduler": elsa}]

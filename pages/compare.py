@@ -3,12 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from engine.compare import RESULTS
-from engine.compare_charts import overlaid_curves, result_bars
+from engine.studies.compare import RESULTS
+from engine.charts.compare import overlaid_curves, result_bars
 from engine.errors import KneepointError
 from engine.scenario import ScenarioError, load_scenario
 from engine.seed_presets import presets
-from engine.urlstate import decode_many, encode_many
+from engine.io.urlstate import decode_many, encode_many
 from ui.choices import keep_choice
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context

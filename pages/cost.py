@@ -3,8 +3,8 @@
 import streamlit as st
 
 from engine.errors import KneepointError
-from engine.page_charts import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
-from engine.views.cost import PRICE_FIELDS
+from engine.charts.cost import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
+from engine.studies.cost import PRICE_FIELDS
 from ui.design_state import context
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md

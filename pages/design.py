@@ -5,13 +5,13 @@ import json
 import streamlit as st
 
 from engine.catalog import addable, validate_layout
-from engine.design_charts import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
+from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, latency_vs_load, slot_diagram,
                                   utilization_bar)
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
-from engine.urlstate import decode, encode
+from engine.io.urlstate import decode, encode
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
                             layout_choices, to_widgets)
 from ui.deploy_state import deployment_download

@@ -4,12 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from engine.catalog import validate_layout
-from engine.design_charts import slot_diagram
+from engine.charts.design import slot_diagram
 from engine.errors import KneepointError
-from engine.partition.study import seed_like_scenario
-from engine.partition_charts import batch_pdf, bounded_bars
+from engine.studies.partitioning import seed_like_scenario
+from engine.charts.partitioning import batch_pdf, bounded_bars
 from engine.scenario import load_scenario
-from engine.urlstate import encode_view
+from engine.io.urlstate import encode_view
 from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
 from ui.scenarios import current_scenario

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from engine.errors import KneepointError
-from engine.page_charts import (cores_needed_chart, decode_chart, dpu_sizing_chart, preprocessing_costs_chart,
+from engine.charts.preprocessing import (cores_needed_chart, decode_chart, dpu_sizing_chart, preprocessing_costs_chart,
                                 throughput_by_partitions)
-from engine.views.preprocessing import DEVICE_LABEL
+from engine.studies.preprocessing import DEVICE_LABEL
 from ui.design_form import CUSTOM, MIG, layout_choices
 from ui.design_form import to_widgets as design_widgets
 from ui.design_state import context

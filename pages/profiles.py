@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from engine.charts import latency_throughput_vs_batch, partition_comparison
-from engine.exporters import export_bytes, frame_csv_bytes
-from engine.importers import IMPORT_FORMATS, ImportFailed, import_upload
-from engine.profiles.views import series_knees
-from engine.records import TABLES, Provenance
-from engine.seedio import SeedError
+from engine.charts.profiles import latency_throughput_vs_batch, partition_comparison
+from engine.io.exporters import export_bytes, frame_csv_bytes
+from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
+from engine.studies.profiles import series_knees
+from engine.io.records import TABLES, Provenance
+from engine.io.seed_csv import SeedError
 from engine.store import USER_TABLES, StoreError
 from ui.session import get_book, get_store, hosting, partition_view
 from ui.text import md

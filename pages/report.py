@@ -18,7 +18,7 @@ from engine.scenario import ScenarioError, load_scenario
 from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
 from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
-from engine.urlstate import encode
+from engine.io.urlstate import encode
 from ui.deploy_state import deployment_download
 from ui.design_state import context
 from ui.scenarios import current_scenario, pin, pins

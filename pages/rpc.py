@@ -5,9 +5,9 @@ import math
 import streamlit as st
 
 from engine.errors import KneepointError
-from engine.page_charts import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
+from engine.charts.rpc import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError
-from engine.views.rpc import BASELINE, LOAD_PERCENTILE
+from engine.studies.rpc import BASELINE, LOAD_PERCENTILE
 from ui.design_state import context
 from ui.page_state import publish, reset, rpc_cached, start, validate
 from ui.text import md

@@ -8,7 +8,7 @@ from engine.errors import KneepointError
 from engine.executors import ray_installed
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
 from engine.search import frames
-from engine.search_charts import front_scatter
+from engine.charts.search import front_scatter
 from ui.deploy_state import deployment_download, size_cached, sizing_table
 from ui.scenarios import current_scenario, link_problem, pin
 from ui.search_state import search_cached, space_shape

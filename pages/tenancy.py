@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from engine.errors import KneepointError
-from engine.tenancy_charts import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
-from engine.urlstate import encode_view
+from engine.charts.tenancy import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
+from engine.io.urlstate import encode_view
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached

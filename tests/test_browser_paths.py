@@ -217,7 +217,7 @@ NAME = "![x](http://example.invalid/a.png) <img src=x>"
 def test_a_crafted_name_fetches_nothing_and_reads_as_typed(server, browser, path, param):
     from engine.presets import DEFAULT_SCENARIO
     from engine.scenario import load_scenario
-    from engine.urlstate import encode, encode_many
+    from engine.io.urlstate import encode, encode_many
 
     scenario = load_scenario({**DEFAULT_SCENARIO, "name": NAME})
     token = encode_many([scenario]) if param == "c" else encode(scenario)

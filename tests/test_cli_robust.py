@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import cli
-from engine.cli import main
+from engine.cli import main as cli
+from engine.cli.main import main
 from engine.errors import KneepointError
-from engine.userfiles import (MAX_FILE_BYTES, MAX_JSON_DEPTH, UserFileError, check_json_depth, parse_json,
+from engine.io.userfiles import (MAX_FILE_BYTES, MAX_JSON_DEPTH, UserFileError, check_json_depth, parse_json,
                               read_text)
 from tests.conftest import ROOT
 
@@ -158,7 +158,7 @@ def test_report_output_paths_that_cannot_be_written_are_named(tmp_path, capsys):
 
 
 def test_write_atomic_creates_a_missing_parent_and_refuses_what_it_cannot_create(tmp_path):
-    from engine.exporters import write_atomic
+    from engine.io.exporters import write_atomic
 
     write_atomic(tmp_path / "new" / "deeper" / "x.txt", b"hi")
     assert (tmp_path / "new" / "deeper" / "x.txt").read_bytes() == b"hi"
@@ -214,7 +214,7 @@ def test_oversubscription_and_param_share_have_declared_limits(store, capsys):
 
 
 def test_search_workers_are_capped_at_the_cores(tmp_path, capsys):
-    from engine.cli_search import MAX_WORKERS
+    from engine.cli.search import MAX_WORKERS
 
     rc, _, err = _run(capsys, "search", str(tmp_path / "space.json"), "--workers", str(MAX_WORKERS + 1))
     assert f"argument --workers: must be a whole number in 1..{MAX_WORKERS}" in _one_line_error(rc, err)
@@ -351,7 +351,7 @@ def test_the_real_entry_point_is_one_line_for_a_fifo_and_a_bug(tmp_path):
                        text=True, timeout=120, env=env)
     assert r.returncode == 2 and r.stderr.strip().endswith("it is a FIFO (named pipe), not a regular file"), r.stderr
     assert len([ln for ln in r.stderr.splitlines() if "nanobind" not in ln]) == 1, r.stderr
-    bug = ("import sys; import engine.cli as c; c.cmd_layouts = lambda a: 1 / 0; "
+    bug = ("import sys; import engine.cli.main as c; c.cmd_layouts = lambda a: 1 / 0; "
            "exec(open('engine/__main__.py').read())")
     r = subprocess.run([sys.executable, "-c", bug, "layouts", "T4-16GB"], cwd=ROOT, capture_output=True, text=True,
                        timeout=120, env=env)

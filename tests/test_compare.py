@@ -1,11 +1,11 @@
-"""engine.compare and engine.seed_presets: deltas against the baseline, curves, errors, presets."""
+"""engine.studies.compare and engine.seed_presets: deltas against the baseline, curves, errors, presets."""
 
 import math
 
 import pytest
 
 from engine.analytic import Context, evaluate
-from engine.compare import RESULTS, CompareError, compare, describe
+from engine.studies.compare import RESULTS, CompareError, compare, describe
 from engine.scenario import load_scenario
 from engine.seed_presets import PresetError, build_preset, presets
 

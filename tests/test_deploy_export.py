@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from engine.analytic import Context, build_design
-from engine.analytic.evaluate import sla_bounded_rate
+from engine.analytic.operating_point import sla_bounded_rate
 from engine.deploy import pbtxt
 from engine.deploy.checks import check_bundle, check_deployment, check_hpa, check_mig_parted
 from engine.deploy.export import DesignExport, export_design, write_export, zip_bytes

@@ -10,7 +10,7 @@ from engine.analytic import Context
 from engine.deploy.export import export_design, zip_bytes
 from engine.deploy.sizing import size
 from engine.scenario import load_scenario
-from engine.urlstate import encode
+from engine.io.urlstate import encode
 from tests.pagetest import open_page
 
 DPU = {"name": "dpu design", "model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["1g.10gb"] * 7},

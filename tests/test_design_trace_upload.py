@@ -7,8 +7,8 @@ from streamlit.testing.v1 import AppTest
 from engine.hosting import UploadLimits
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
-from engine.traces import TraceError, parse_trace_upload
-from engine.urlstate import decode, encode
+from engine.io.traces import TraceError, parse_trace_upload
+from engine.io.urlstate import decode, encode
 from tests.conftest import ROOT
 from ui.design_form import ARRIVAL_EXTRA, from_widgets, to_widgets
 

@@ -52,7 +52,7 @@ def test_unknown_executor_is_named():
 
 
 def test_ray_address_is_only_for_the_ray_executor():
-    from engine.cli import build_parser
+    from engine.cli.main import build_parser
     from engine.executors import executor_from_args
 
     args = build_parser().parse_args(["search", "space.json", "--ray-address", "127.0.0.1:1"])

@@ -13,7 +13,7 @@ from engine.analytic.gpu import instance_names
 from engine.cost import FPGA_BOARD_PRICE_USD
 from engine.fpga import fpga_tenancy_table, service_time
 from engine.scenario import ScenarioError, load_scenario
-from engine.urlstate import decode, encode
+from engine.io.urlstate import decode, encode
 from tests.conftest import ROOT
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.hosting import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, SettingsError, UploadLimits, hosting_settings
-from engine.importers import ImportFailed, import_upload
+from engine.io.importers import ImportFailed, import_upload
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.store import Store, StoreError
@@ -84,7 +84,7 @@ def shared(tmp_path):
 
 
 def test_overlays_keep_each_sessions_rows_to_itself(shared, tmp_path):
-    from engine.importers import import_file
+    from engine.io.importers import import_file
 
     seed_file, seed_hash_before = shared.path, _file_hash(shared.path)
     before = shared.counts()

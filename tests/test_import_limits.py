@@ -12,15 +12,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from engine import importers
+from engine.io import importers
 from engine.errors import ECHO_CHARS
-from engine.exporters import csv_bytes, parquet_bytes
+from engine.io.exporters import csv_bytes, parquet_bytes
 from engine.hosting import UploadLimits
-from engine.importers import ImportFailed, check_upload_limits, import_upload, parse_own
-from engine.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
+from engine.io.importers import ImportFailed, check_upload_limits, import_upload, parse_own
+from engine.io.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
                             LoadPointRow, Provenance)
-from engine.seedio import read_csv
-from engine.triton_formats import parse_model_analyzer, parse_perf_analyzer
+from engine.io.seed_csv import read_csv
+from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
 from tests.conftest import SEED
 from tests.test_importers import MA, MA_GIVEN, PA, PERF
 
@@ -208,7 +208,7 @@ def test_parquet_bytes_round_trip_after_the_checks():
 
 
 def test_rows_stored_before_the_checks_still_export(tmp_path):
-    from engine.exporters import export_bytes
+    from engine.io.exporters import export_bytes
     from engine.store import Store
 
     store = Store(tmp_path / "k.duckdb")

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from engine import cli_io
-from engine.exporters import csv_bytes, export_all, export_table, parquet_bytes, store_rows
-from engine.importers import ImportFailed, import_file, import_model_analyzer, import_perf_analyzer, parse_own
-from engine.records import LatencyPointRow, LoadPointRow, PreprocessingPointRow
+from engine.cli import import_export as cli_io
+from engine.io.exporters import csv_bytes, export_all, export_table, parquet_bytes, store_rows
+from engine.io.importers import ImportFailed, import_file, import_model_analyzer, import_perf_analyzer, parse_own
+from engine.io.records import LatencyPointRow, LoadPointRow, PreprocessingPointRow
 from engine.store import USER_TABLES, Store, StoreError
-from engine.triton_formats import parse_model_analyzer, parse_perf_analyzer
+from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
 
 # perf_analyzer -f output, microseconds; rows sorted by throughput as perf_analyzer writes them, so the
 # lowest load (concurrency 1) is not the first line.

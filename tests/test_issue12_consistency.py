@@ -20,8 +20,8 @@ def test_default_sla_is_one_constant_for_the_analytic_engine_and_the_simulator(s
 def test_profiles_list_accepts_a_model_that_exists_only_through_a_user_import(tmp_path, monkeypatch, capsys):
     import argparse
 
-    from engine import cli
-    from engine.records import LatencyPointRow
+    from engine.cli import main as cli
+    from engine.io.records import LatencyPointRow
     from engine.store import Store
 
     st = Store(tmp_path / "k.duckdb")

@@ -4,11 +4,11 @@ one meaning of utilisation in the analytic engine and the simulator."""
 import pytest
 
 from engine.analytic import Context, evaluate
-from engine.compare import CompareError, compare
+from engine.studies.compare import CompareError, compare
 from engine.cost import CostBasis, priced_rate
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
-from engine.views.cost import cost_view
+from engine.studies.cost import cost_view
 
 
 @pytest.fixture(scope="module")

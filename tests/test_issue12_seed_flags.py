@@ -6,7 +6,7 @@ import pytest
 
 from engine.profiles import ProfileBook
 from engine.profiles.curves import THROUGHPUT_FALLS, TAIL_BELOW_MEAN, point_flags
-from engine.profiles.views import compare_partitions
+from engine.studies.profiles import compare_partitions
 from tests.conftest import SEED
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.urlstate import decode
+from engine.io.urlstate import decode
 from tests.pagetest import metrics, query_token
 from tests.pagetest import open_page as _open
 

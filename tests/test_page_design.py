@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.presets import DEFAULT_SCENARIO
-from engine.urlstate import decode, encode
+from engine.io.urlstate import decode, encode
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -89,7 +89,7 @@ def test_tail_metric_is_at_the_chosen_percentile(design):
     shown = float(m["p99.9 at offered load"].split()[0].replace(",", ""))
     from engine.analytic import Context, evaluate
     from engine.scenario import load_scenario
-    from engine.urlstate import decode
+    from engine.io.urlstate import decode
     from ui.session import get_store
 
     token = design.query_params["s"]

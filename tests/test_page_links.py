@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.presets import DEFAULT_SCENARIO
-from engine.urlstate import _pack
+from engine.io.urlstate import _pack
 from tests.conftest import ROOT
 from tests.pagetest import APP
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
-from engine.urlstate import _pack, encode, encode_many
+from engine.io.urlstate import _pack, encode, encode_many
 from tests.conftest import ROOT
 from tests.pagetest import APP
 from ui.text import md

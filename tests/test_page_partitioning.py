@@ -1,12 +1,12 @@
-"""The Partitioning page under AppTest, and engine.partition.study under it."""
+"""The Partitioning page under AppTest, and engine.studies.partitioning under it."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.analytic import Context
-from engine.partition.study import partition_study, seed_like_scenario, simulate_study
+from engine.studies.partitioning import partition_study, seed_like_scenario, simulate_study
 from engine.scenario import load_scenario
-from engine.urlstate import decode_view
+from engine.io.urlstate import decode_view
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")

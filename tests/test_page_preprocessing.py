@@ -4,7 +4,7 @@ import pytest
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
-from engine.urlstate import decode, encode
+from engine.io.urlstate import decode, encode
 from tests.pagetest import metrics, query_token
 from tests.pagetest import open_page as _open
 

@@ -3,7 +3,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.urlstate import decode_view
+from engine.io.urlstate import decode_view
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")

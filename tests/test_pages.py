@@ -101,7 +101,7 @@ def test_import_panel_perf_analyzer(app):
     app.radio(key="imp_format").set_value("perf-analyzer").run()
     app.text_input(key="imp_model").set_value("pagetest-model").run()
     # AppTest cannot upload files; drive the same engine call the button makes and check the page reflects it
-    from engine.importers import import_upload
+    from engine.io.importers import import_upload
     from ui.session import get_store
 
     result = import_upload(get_store(), "perf-analyzer", PERF_CSV.encode(), "perf.csv",

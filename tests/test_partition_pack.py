@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.catalog import enumerate_layouts, validate_layout
-from engine.cli import main
+from engine.cli.main import main
 from engine.partition.baselines import (homogeneous, per_gpu, random_layouts, scenario_with_layouts, size_profile,
                                         size_profiles)
 from engine.partition.pack import PackingError, multiset_of, pack, parse_items

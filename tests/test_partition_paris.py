@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.partition.paris import (MAX_BATCH, THRESHOLD, ParisError, ParisInput, lognormal_pdf, paris,
                                     paris_input_from_book, round_instances)
 

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from engine.analytic import Context, build_design, sla_bounded_rate
-from engine.cli import main
+from engine.cli.main import main
 from engine.partition.bounded import sim_bounded_rate
 from engine.partition.pack import PackingError
 from engine.partition.paris import MAX_BATCH

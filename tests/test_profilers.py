@@ -19,19 +19,19 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
-from engine.cli import _Parser
-from engine.cli_profile import register
+from engine.cli.main import _Parser
+from engine.cli.profile import register
 from engine.profilers import ProfilerError, gpu, host
 from engine.profilers import model as mp
 from engine.profilers import pipelines as pp
-from engine.records import LatencyPointRow, PreprocessingPointRow
+from engine.io.records import LatencyPointRow, PreprocessingPointRow
 from engine.store import Store, StoreError
 
 DATE = r"\d{4}-\d{2}-\d{2}"
 
 
 def cli(argv):
-    """Run `profile ...` through register() on a fresh parser (as engine.cli will)."""
+    """Run `profile ...` through register() on a fresh parser (as engine.cli.main will)."""
     parser = _Parser(prog="python -m engine")
     register(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
     args = parser.parse_args(argv)

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from engine.cli import main as cli_main
+from engine.cli.main import main as cli_main
 from engine.presets import DEFAULT_SCENARIO
 from engine.report.html import PAYLOAD_ID
-from engine.cli_report import read_report_input
+from engine.cli.report import read_report_input
 from engine.errors import KneepointError
 from engine.report.readback import (REPORT_MAX_BYTES, ReportError, check_report_size,
                                     scenario_dicts)

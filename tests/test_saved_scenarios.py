@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.store import ScenarioNameError, Store, StoreError

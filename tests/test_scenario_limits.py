@@ -163,7 +163,7 @@ def test_preprocessing_cores_below_the_free_cores_give_a_working_design(ctx):
 def test_sweep_rate_refuses_non_finite_and_absurd_rates(text):
     import argparse
 
-    from engine.cli_eval import _sweep_spec
+    from engine.cli.evaluate import _sweep_spec
 
     with pytest.raises(argparse.ArgumentTypeError, match="need finite 0 < LO <= HI"):
         _sweep_spec(text)

@@ -109,9 +109,9 @@ def test_a_sweep_runs_the_scenario_s_process_at_each_rate(ctx):
 
 
 def test_the_compare_bisection_simulates_the_scenario_s_process(ctx, monkeypatch):
-    """Compare's 'Simulate' (engine.compare.simulate_bounds) probes the scenario's own process at each load."""
+    """Compare's 'Simulate' (engine.studies.compare.simulate_bounds) probes the scenario's own process at each load."""
     import engine.sim.run as run
-    from engine.compare import simulate_bounds
+    from engine.studies.compare import simulate_bounds
 
     seen = []
     original = run.simulate_design

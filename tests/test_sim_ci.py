@@ -88,7 +88,7 @@ def test_simulate_json_reports_wait_percentiles(tmp_path):
                               "batching": {"policy": "none"}, "preprocessing": {"device": "none"},
                               "service": {"kind": "exponential", "mean_ms": 1.0, "host": "none"},
                               "workload": {"arrival": {"rate_rps": 2400}}}))
-    code = ("import sys; from engine.cli import _Parser; from engine import cli_sim; p = _Parser(prog='engine'); "
+    code = ("import sys; from engine.cli.main import _Parser; from engine.cli import simulate as cli_sim; p = _Parser(prog='engine'); "
             "s = p.add_subparsers(dest='command', required=True, parser_class=_Parser); cli_sim.register(s); "
             "a = p.parse_args(sys.argv[1:]); raise SystemExit(a.func(a))")
     p = subprocess.run([sys.executable, "-c", code, "simulate", str(sc), "--requests", "20000", "--seed", "2", "--json"],

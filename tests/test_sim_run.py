@@ -13,7 +13,7 @@ from engine.analytic import Context, build_design, capacity
 from engine.scenario import load_scenario
 from engine.sim import ServiceSpec, SimError, SimWorkload, simulate, simulate_design
 from engine.sim.sweep import adaptive, sweep
-from engine.traces import TraceError, parse_trace_bytes
+from engine.io.traces import TraceError, parse_trace_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUT = ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]
@@ -219,7 +219,7 @@ def test_idiomatic_model_gives_the_same_answer(ctx, design, rate):
 
 
 def run_cli(*args, input_text=None):
-    return subprocess.run([sys.executable, "-c", "import sys; from engine.cli import _Parser; from engine import cli_sim;"
+    return subprocess.run([sys.executable, "-c", "import sys; from engine.cli.main import _Parser; from engine.cli import simulate as cli_sim;"
                            "p = _Parser(prog='engine'); s = p.add_subparsers(dest='command', required=True, "
                            "parser_class=_Parser); cli_sim.register(s); a = p.parse_args(sys.argv[1:]); "
                            "raise SystemExit(a.func(a))", *args], capture_output=True, text=True, cwd=ROOT,

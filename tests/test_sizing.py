@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.analytic import Context, build_design
-from engine.analytic.evaluate import at_rate, sla_bounded_rate
+from engine.analytic.operating_point import at_rate, sla_bounded_rate
 from engine.catalog import UnknownNameError, validate_layout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_CORES, SizingError, size, size_type

@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from engine.analytic import Context, build_design
-from engine.analytic.evaluate import capacity, scan_rates, sla_bounded_rate, sla_latency
+from engine.analytic.operating_point import capacity, scan_rates, sla_bounded_rate, sla_latency
 from engine.analytic.rates import lognormal_mixture_quantile
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario

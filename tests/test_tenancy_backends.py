@@ -3,7 +3,7 @@
 import pytest
 
 from engine.profiles import ProfileBook
-from engine.tenancy.backends import backend_view
+from engine.studies.tenancy_backends import backend_view
 from engine.tenancy.errors import TenancyError
 from engine.tenancy.mig import mig_tenancy
 

@@ -1,10 +1,10 @@
-"""`python -m engine tenancy ...` through engine.cli.main."""
+"""`python -m engine tenancy ...` through engine.cli.main.main."""
 
 import json
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 from engine.profiles import ProfileBook
 from engine.tenancy import knee_gpu_pct, latency_vs_gpu_pct, reconfiguration
 

@@ -3,7 +3,8 @@
 import pytest
 
 from engine.profiles import ProfileBook
-from engine.tenancy import TenancyError, knee_gpu_pct, memory_panel, param_share_fit, tenancy_overview
+from engine.studies.tenancy import memory_panel, tenancy_overview
+from engine.tenancy import TenancyError, knee_gpu_pct, param_share_fit
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from engine.scenario import MAX_TRACE_TIMESTAMPS, ScenarioError, load_scenario
-from engine.traces import MAX_TRACE_BYTES, TraceError, parse_trace_bytes, read_trace_file
-from engine.urlstate import _pack, decode_many
+from engine.io.traces import MAX_TRACE_BYTES, TraceError, parse_trace_bytes, read_trace_file
+from engine.io.urlstate import _pack, decode_many
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}

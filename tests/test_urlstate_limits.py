@@ -12,7 +12,7 @@ import pytest
 
 from engine.errors import ECHO_CHARS, excerpt
 from engine.scenario import ScenarioError, load_scenario
-from engine.urlstate import MAX_JSON_BYTES, MAX_TOKEN_CHARS, decode, decode_many, decode_view, encode
+from engine.io.urlstate import MAX_JSON_BYTES, MAX_TOKEN_CHARS, decode, decode_many, decode_view, encode
 
 DESIGN = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["1g.10gb"] * 7}}
 

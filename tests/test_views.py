@@ -1,18 +1,18 @@
-"""engine.views (Preprocessing, RPC and Cost page computations) and engine.page_charts."""
+"""engine.studies (Preprocessing, RPC and Cost page computations) and their charts."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from engine import page_charts as pc
+from engine.charts import cost as cost_charts, preprocessing as pre_charts, rpc as rpc_charts
 from engine.analytic import Context, evaluate
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import Scenario, ScenarioError, load_scenario
-from engine.views import require_gpu, variant
-from engine.views.cost import cost_view, kwh_sensitivity, tco_over_years
-from engine.views.preprocessing import preprocessing_view
-from engine.views.rpc import CATEGORIES, rpc_view
+from engine.studies import require_gpu, variant
+from engine.studies.cost import cost_view, kwh_sensitivity, tco_over_years
+from engine.studies.preprocessing import preprocessing_view
+from engine.studies.rpc import CATEGORIES, rpc_view
 
 
 @pytest.fixture(scope="module")
@@ -233,16 +233,16 @@ def test_explicit_prices_are_used(ctx, cost):
 
 def _figures(pre, rpc, cost):
     return {
-        "throughput": pc.throughput_by_partitions(pre.scaling), "cores": pc.cores_needed_chart(pre.scaling),
-        "dpu": pc.dpu_sizing_chart(pre.scaling, pre.dpu.units, pre.dpu.pcie_gbps_available),
-        "decode": pc.decode_chart(pre.decode),
-        "costs": pc.preprocessing_costs_chart(pre.cost_points, pre.cpu_costs, pre.input_size, pre.input_unit),
-        "rpc": pc.rpc_breakdown_chart(rpc.presets), "services": pc.services_chart(rpc.services),
-        "load": pc.load_curves_chart(rpc.load, sla_ms=15, rate_rps=rpc.rate_rps), "cpu": pc.host_cpu_chart(rpc.presets),
-        "split": pc.capex_opex_chart(cost.result.capex_breakdown_usd, cost.result.opex_usd, cost.inputs.years),
-        "years": pc.tco_years_chart(cost.years), "kwh": pc.kwh_chart(cost.kwh, cost.tariffs, cost.inputs.usd_per_kwh),
-        "util": pc.utilization_chart(cost.utilization, cost.priced_utilization),
-        "devices": pc.device_cost_chart(cost.devices, "cpu"),
+        "throughput": pre_charts.throughput_by_partitions(pre.scaling), "cores": pre_charts.cores_needed_chart(pre.scaling),
+        "dpu": pre_charts.dpu_sizing_chart(pre.scaling, pre.dpu.units, pre.dpu.pcie_gbps_available),
+        "decode": pre_charts.decode_chart(pre.decode),
+        "costs": pre_charts.preprocessing_costs_chart(pre.cost_points, pre.cpu_costs, pre.input_size, pre.input_unit),
+        "rpc": rpc_charts.rpc_breakdown_chart(rpc.presets), "services": rpc_charts.services_chart(rpc.services),
+        "load": rpc_charts.load_curves_chart(rpc.load, sla_ms=15, rate_rps=rpc.rate_rps), "cpu": rpc_charts.host_cpu_chart(rpc.presets),
+        "split": cost_charts.capex_opex_chart(cost.result.capex_breakdown_usd, cost.result.opex_usd, cost.inputs.years),
+        "years": cost_charts.tco_years_chart(cost.years), "kwh": cost_charts.kwh_chart(cost.kwh, cost.tariffs, cost.inputs.usd_per_kwh),
+        "util": cost_charts.utilization_chart(cost.utilization, cost.priced_utilization),
+        "devices": cost_charts.device_cost_chart(cost.devices, "cpu"),
     }
 
 

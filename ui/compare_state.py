@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.compare import compare, simulate_bounds
+from engine.studies.compare import compare, simulate_bounds
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
 from ui.compute import run_with_progress
@@ -34,7 +34,7 @@ def preset_designs(key: str) -> list[str]:
 
 
 def simulate_cached(designs: list[str], n_requests: int, seed: int = 0):
-    """Simulated latency-bounded throughput of every design (engine.compare.simulate_bounds), computed once per
+    """Simulated latency-bounded throughput of every design (engine.studies.compare.simulate_bounds), computed once per
     inputs for all sessions, with a progress bar."""
     version = get_store().version()
 

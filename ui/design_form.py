@@ -10,7 +10,7 @@ import streamlit as st
 from engine.catalog import enumerate_layouts
 from engine.scenario import FpgaSpec, Scenario, WorkloadKind
 from engine.scenario import GpuSpec as _GpuSpec
-from engine.traces import TraceError, mean_rate_rps, parse_trace_upload
+from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
 
 WHOLE, MIG, SHARES, FPGA = "Whole GPU (MIG off)", "MIG layout", "GPU% shares", "FPGA boards (EIF)"
 DEFAULT_SKU = "A100-SXM4-80GB"  # the GPU the form shows while an FPGA design is on

@@ -13,10 +13,10 @@ from typing import Callable, Optional
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario
-from engine.urlstate import decode, encode
-from engine.views.cost import CostView, cost_defaults, cost_view
-from engine.views.preprocessing import PreprocessingView, preprocessing_view
-from engine.views.rpc import RpcView, rpc_view
+from engine.io.urlstate import decode, encode
+from engine.studies.cost import CostView, cost_defaults, cost_view
+from engine.studies.preprocessing import PreprocessingView, preprocessing_view
+from engine.studies.rpc import RpcView, rpc_view
 from ui.design_state import context
 from ui.scenarios import current_scenario
 from ui.session import get_store
@@ -112,5 +112,5 @@ def cost_cached(scenario: Scenario) -> CostView:
 
 
 def defaults_cached(scenario: Scenario) -> dict:
-    """engine.views.cost.cost_defaults (price and power defaults with their sources) for the scenario's hardware."""
+    """engine.studies.cost.cost_defaults (price and power defaults with their sources) for the scenario's hardware."""
     return _defaults(scenario.to_json(), get_store().version())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.partition.study import partition_study, simulate_study
+from engine.studies.partitioning import partition_study, simulate_study
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.design_state import context_at
@@ -22,7 +22,7 @@ def study_cached(base_json: str, max_gpcs, seed: int):
 
 
 def sim_cached(base_json: str, max_gpcs, seed: int, n_requests: int, alpha: float):
-    """engine.partition.study.simulate_study of the cached study, computed once per inputs for all sessions, with
+    """engine.studies.partitioning.simulate_study of the cached study, computed once per inputs for all sessions, with
     a progress bar."""
     version = get_store().version()
 

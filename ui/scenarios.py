@@ -13,7 +13,7 @@ import streamlit as st
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import Scenario, ScenarioError, load_scenario
-from engine.urlstate import decode
+from engine.io.urlstate import decode
 
 _CURRENT = "kp_current"
 _PINS = "kp_pins"

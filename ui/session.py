@@ -97,7 +97,7 @@ def sidebar_store_info(store: Store) -> None:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _partition_view(version: tuple, model: str, sku: str, partitions: tuple, precision, input_len, percentile: int,
                     threshold: float, cross_gpu: bool):
-    from engine.profiles.views import compare_partitions
+    from engine.studies.profiles import compare_partitions
 
     return compare_partitions(get_book(), model, sku, list(partitions) or None, precision, input_len, percentile,
                               threshold, cross_gpu)
@@ -105,6 +105,6 @@ def _partition_view(version: tuple, model: str, sku: str, partitions: tuple, pre
 
 def partition_view(model: str, sku: str, partitions: list[str], precision=None, input_len=None, percentile=95,
                    threshold=0.8, cross_gpu=False):
-    """Cached engine.profiles.views.compare_partitions over the current data."""
+    """Cached engine.studies.profiles.compare_partitions over the current data."""
     return _partition_view(get_store().version(), model, sku, tuple(partitions), precision, input_len, percentile,
                            threshold, cross_gpu)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.tenancy.backends import backend_view
+from engine.studies.tenancy_backends import backend_view
 from engine.tenancy.mig import mig_tenancy
-from engine.tenancy.overview import tenancy_overview
+from engine.studies.tenancy import tenancy_overview
 from ui.session import get_book, get_store
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from engine.scenario import ScenarioError
-from engine.urlstate import decode_view
+from engine.io.urlstate import decode_view
 
 Rule = Union[tuple, Sequence[Any]]  # (low, high) for a number box, the options of a choice
 MAX_TEXT = 2_000  # characters of one text value from a link: a batch-size table is far shorter

@@ -1,4 +1,4 @@
-"""The analytic answer for a design: capacity, bottleneck, latency, SLA-bounded throughput, over rates."""
+"""evaluate(scenario) -> Evaluation: the analytic answer for one design at its arrival rate."""
 
 from __future__ import annotations
 
@@ -8,175 +8,209 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.design import Design
-from engine.analytic.rates import GpuPoint, StagePoint, gpu_capacity_rps, gpu_point, host_stage_point
+from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
+from engine.analytic.design import Design, contention_of, prepare, with_overhead
+from engine.analytic.operating_point import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
+from engine.analytic.pipeline import Context, build_design
+from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
+                         inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
+from engine.errors import KneepointError
+from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
+from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
-PERCENTILES = (0.50, 0.95, 0.99)
+_MS = 1e3
 
 
-class RatePoint(BaseModel):
-    """The pipeline at one arrival rate."""
+class Evaluation(BaseModel):
+    """Capacity, bottleneck, latency (ms), SLA-bounded throughput, host CPU and cost of one design."""
 
     model_config = ConfigDict(frozen=True)
 
+    name: str
     rate_rps: float
     stable: bool
     unstable_reason: Optional[str]
-    latency_s: dict[str, float]  # mean, p50, p95, p99, sla (at the SLA percentile)
-    breakdown_s: dict[str, float]  # mean time per component
-    stages: tuple[StagePoint, ...]
-    gpu: GpuPoint
+    capacity_rps: float
+    bottleneck: str
+    stage_capacity_rps: dict[str, float]
+    utilization: dict[str, float]  # busy fraction per stage, the accelerator (mean of its partitions) and each
+    # partition ('gpu:<label>'), as engine.sim reports it; the offered load over capacity is rate_rps / capacity_rps
+    latency_ms: dict[str, float]  # mean, p50, p95, p99 (inf when unstable)
+    breakdown_ms: dict[str, float]  # mean time per component
+    sla: dict[str, float | bool]  # latency_ms (bound), percentile, met, latency_at_rate_ms, sla_bounded_rps
+    sla_bounded_rps: float
+    batching: dict[str, object]  # policy, Batch_max per partition, Time_queue, knee rule
+    partitions: list[dict[str, object]]
+    host_cpu: dict[str, float]  # cores used per consumer, free, total
+    cost: dict[str, Optional[float]]  # USD, W, queries; queries_per_usd and queries_per_joule are None when the
+    # design serves nothing on the cost basis (cost_no_value_reason says why)
+    notes: list[str]
+    cost_basis: str = COST_BASIS_NAMES[CostBasis.SLA_BOUNDED]  # the throughput the cost is priced at, in words
+    cost_no_value_reason: Optional[str] = None
+    # a MIG layout's slices at their best batch under the SLA against the whole GPU at its best batch
+    mig_vs_whole: Optional[MigVsWhole] = None
 
 
-def capacity(design: Design) -> tuple[float, str, dict[str, float]]:
-    """(pipeline capacity in requests/s, bottleneck stage, capacity of every stage)."""
-    caps = {s.name: s.capacity_rps for s in design.host_stages}
-    caps[design.accelerator] = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
-    name = min(caps, key=caps.get)
-    return caps[name], name, caps
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else math.inf
 
 
-def _quantile(mean: float, excess: list[float]) -> float:
-    """Mean plus the components' excesses over their means added in quadrature (signed, so a median can
-    fall below the mean when the components are skewed)."""
-    if not math.isfinite(mean) or any(not math.isfinite(e) for e in excess):
-        return math.inf
-    s = sum(e * abs(e) for e in excess)
-    return mean + math.copysign(math.sqrt(abs(s)), s)
-
-
-def _point(design: Design, rate: float, p: float):
-    stages = tuple(host_stage_point(s, rate, p) for s in design.host_stages)
-    g = gpu_point(design.gpu, design.scheduler, rate, design.q_mean, design.q_pmf, p)
-    excess = [st.wait_q_s - st.wait_mean_s for st in stages] + [st.service_q_s - st.service_s for st in stages]
-    excess += [g.batching_wait_q_s - g.batching_wait_mean_s, g.queue_wait_q_s - g.queue_wait_mean_s,
-               g.service_q_s - g.service_mean_s]
-    return stages, g, excess
-
-
-def sla_latency(design: Design, rate: float) -> float:
-    """Latency (s) at the SLA percentile and `rate` requests/s (the bisection's inner loop)."""
-    return mean_and_sla(design, rate)[1]
-
-
-def mean_and_sla(design: Design, rate: float) -> tuple[float, float]:
-    """(mean latency, latency at the SLA percentile) in seconds at `rate`: the sweep's lean path."""
-    stages, g, excess = _point(design, rate, design.sla_percentile)
-    mean = sum(s.fixed_s + s.wait_mean_s + s.service_s for s in stages)
-    mean += g.batching_wait_mean_s + g.queue_wait_mean_s + g.service_mean_s
-    return mean, _quantile(mean, excess)
-
-
-def at_rate(design: Design, rate: float) -> RatePoint:
-    """Latency (mean and tails) and per-stage state at `rate` requests/s."""
-    if rate <= 0:
-        raise ValueError(f"the arrival rate must be positive, got {rate}")
+def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
+                    cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
+    sc = design.scenario
+    rate = sc.workload.arrival.rate_rps if rate is None else rate
     cap, bottleneck, caps = capacity(design)
-    stages, g, _ = _point(design, rate, design.sla_percentile)
-    unstable = [name for name, c in caps.items() if rate >= c]
-    breakdown = {}
-    for s in stages:
-        breakdown[f"{s.name}_fixed"] = s.fixed_s
-        breakdown[f"{s.name}_wait"] = s.wait_mean_s
-        breakdown[s.name] = s.service_s
-    acc = design.accelerator
-    breakdown.update({"batching_wait": g.batching_wait_mean_s, f"{acc}_queue": g.queue_wait_mean_s,
-                      f"{acc}_service": g.service_mean_s})
-    mean = sum(breakdown.values())
-    lat = {"mean": mean}
-    for p in sorted(set(PERCENTILES) | {design.sla_percentile}):
-        q = _quantile(mean, _point(design, rate, p)[2])
-        lat[f"p{round(p * 100):g}"] = q
-        if p == design.sla_percentile:
-            lat["sla"] = q
-    reason = None
-    if unstable:
-        reason = (f"utilisation >= 1 at {rate:,.0f} requests/s: "
-                  + ", ".join(f"{n} (capacity {caps[n]:,.0f}/s)" for n in unstable))
-    return RatePoint(rate_rps=rate, stable=not unstable, unstable_reason=reason, latency_s=lat,
-                     breakdown_s=breakdown, stages=stages, gpu=g)
+    pt = at_rate(design, rate)
+    sla_rps = sla_bounded_rate(design)
+    util = {s.name: s.utilization for s in pt.stages}
+    # busy fraction, as the simulator reports it: a stage's offered load over capacity is its busy fraction
+    # (rho = lambda / (c mu)); a batching accelerator's is the mean of its partitions' busy fractions
+    parts_busy = pt.gpu.partition_utilization
+    util[design.accelerator] = float(np.mean(parts_busy)) if len(parts_busy) else pt.gpu.utilization
+    for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
+        util[f"{design.accelerator}:{p.label}"] = u
+    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
+    host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),
+                "free for serving (cores)": float(free), "reserved (cores)": float(sc.host.cpu_reserved_cores)}
+    priced = priced_rate(cost_basis, sla_rps, cap, rate)
+    cost = _cost(design, ctx, priced)
+    lat = {k: v * _MS for k, v in pt.latency_s.items() if k != "sla"}
+    sla_ms = design.sla_s * _MS
+    met = pt.stable and pt.latency_s["sla"] <= design.sla_s
+    check = mig_check(design, ctx)
+    flagged = () if check is None else tuple(n for n in (comparison_note(check), flag_note(check)) if n)
+    flagged += (f"cost priced at {priced.basis}" + (f": no queries per USD or per joule ({priced.no_value_reason})"
+                                                    if priced.no_value_reason else ""),)
+    parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
+              "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
+              "service_ms": p.service(b) * _MS, "utilization": u}
+             for p, b, u in zip(design.gpu.partitions, pt.gpu.batch, pt.gpu.partition_utilization)]
+    return Evaluation(
+        name=sc.name, rate_rps=rate, stable=pt.stable, unstable_reason=pt.unstable_reason, capacity_rps=cap,
+        bottleneck=bottleneck, stage_capacity_rps=caps, utilization=util, latency_ms=lat,
+        breakdown_ms={k: v * _MS for k, v in pt.breakdown_s.items()},
+        sla={"latency_ms": sla_ms, "percentile": sc.workload.sla.percentile, "met": met,
+             "latency_at_rate_ms": pt.latency_s["sla"] * _MS,
+             "sla_bounded_rps": sla_rps},
+        sla_bounded_rps=sla_rps,
+        batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
+                  "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
+        partitions=parts, host_cpu=host_cpu, cost=cost, cost_basis=priced.basis,
+        cost_no_value_reason=priced.no_value_reason, mig_vs_whole=check,
+        notes=list(dict.fromkeys(design.notes + _scheduler_notes(design) + flagged)))
 
 
-SCAN_POINTS = 48  # at least this many rates scanned below capacity before the bisection
-SLA_RTOL = 1e-6  # the bisection stops when its bracket is this small relative to the rate
+def mig_check(design: Design, ctx: Context) -> Optional[MigVsWhole]:
+    """A MIG design's slices and its whole GPU, each at the batch it can best use under the SLA (None for a
+    whole GPU, GPU% shares, FPGAs, or when the whole GPU has no curve)."""
+    sc = design.scenario
+    if contention_of(sc) is None:
+        return None
+    whole_sc = sc.model_copy(update={"gpu": sc.gpu.model_copy(update={"layout": None, "layouts": None})})
+    try:
+        whole = ctx.memo(("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len,
+                          sc.workload.sla.percentile), lambda: prepare(whole_sc, ctx.book))
+    except KneepointError:
+        return None
+    part = with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0]
+    return compare_with_whole(design.gpu.partitions, _extended(part, whole, ctx), design.sla_s)
 
 
-def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SLA_RTOL) -> float:
-    """Largest arrival rate (requests/s) whose SLA-percentile latency meets the SLA; 0 if none does.
-
-    Latency need not grow monotonically with rate (a batch timeout fills faster at higher load), so the
-    rates up to capacity are scanned first (scan_rates) and the last passing rate is refined against the
-    next failing one, to `rtol` relative, by regula falsi with the Illinois modification (Dowell and Jarratt,
-    BIT 11, 1971): the bracket always holds a passing and a failing rate, as in bisection, but a smooth
-    latency curve takes ~5 evaluations instead of ~15. A step that does not shrink the bracket by half is
-    followed by a bisection step, so a latency that jumps (a regime change) costs no more than bisection.
-    """
-    cap, _, _ = capacity(design)
-    grid = scan_rates(design, cap, points)
-    sla = design.sla_s
-    excess = [sla_latency(design, r) - sla for r in grid]
-    passing = [k for k, e in enumerate(excess) if e <= 0]
-    if not passing:
-        return 0.0
-    i = passing[-1]
-    if i + 1 >= len(grid):
-        return float(_bisect_up(design, grid[i], cap, rtol))
-    lo, hi, e_lo, e_hi = float(grid[i]), float(grid[i + 1]), excess[i], excess[i + 1]
-    side = 0
-    while hi - lo > rtol * hi:
-        width = hi - lo
-        finite = math.isfinite(e_hi) and math.isfinite(e_lo) and e_hi > e_lo
-        mid = lo + width * (-e_lo) / (e_hi - e_lo) if finite else (lo + hi) / 2
-        if not lo < mid < hi:
-            mid = (lo + hi) / 2
-        e = sla_latency(design, mid) - sla
-        if e <= 0:
-            lo, e_lo = mid, e
-            if side == -1:
-                e_hi /= 2  # Illinois: the end kept twice running counts half
-            side = -1
-        else:
-            hi, e_hi = mid, e
-            if side == 1:
-                e_lo /= 2
-            side = 1
-        if hi - lo > width / 2:  # slow progress: halve the bracket outright
-            mid = (lo + hi) / 2
-            e = sla_latency(design, mid) - sla
-            lo, hi, e_lo, e_hi = (mid, hi, e, e_hi) if e <= 0 else (lo, mid, e_lo, e)
-            side = 0
-    return float(lo)
+def _extended(part, whole: Design, ctx: Context):
+    """The whole GPU's partition continued past its measured batches along the saturated slope (as the slices'
+    slice law is), up to the memory limit, so both sides of the comparison may use large batches."""
+    sc = whole.scenario
+    length = whole.gpu.input_len
+    try:
+        curve = ctx.book.curve(sc.model, sc.gpu.sku, "full", sc.precision, input_len=_profiled(ctx, sc, length))
+    except KneepointError:
+        return part
+    limit = ctx.book.memory_limit(sc.model, sc.gpu.sku, "full", length)
+    n = len(part.mean_s)
+    if curve.fit is not None or limit is None or limit <= n or len(curve.batches) < 2:
+        return part
+    fit = fit_slice_law(curve.batches, curve.mean_s)
+    if not is_saturated(fit, curve.batches, curve.mean_s):
+        return part
+    more = np.arange(n + 1, limit + 1)
+    mean = continue_saturated(fit, n, float(part.mean_s[-1]), more)
+    tail = mean * float(part.tail_s[-1] / part.mean_s[-1])
+    return part.model_copy(update={"mean_s": np.concatenate([part.mean_s, mean]),
+                                   "tail_s": np.concatenate([part.tail_s, tail])})
 
 
-def _bisect_up(design: Design, lo: float, hi: float, rtol: float) -> float:
-    """Bisection between a passing rate lo and capacity hi (where the latency is unbounded)."""
-    while hi - lo > rtol * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if sla_latency(design, mid) <= design.sla_s else (lo, mid)
-    return lo
+def _profiled(ctx: Context, sc: Scenario, length: Optional[float]) -> Optional[float]:
+    """The profiled input length the GPU side priced at (None for fixed-size inputs)."""
+    if length is None:
+        return None
+    src = ctx.book._source(sc.model, sc.gpu.sku, "full", sc.precision, None, False)
+    lengths = ctx.book.lengths(sc.model, *src)
+    return next((l for l in lengths if l >= length - 1e-9), lengths[-1])
 
 
-def scan_rates(design: Design, cap: float, points: int = SCAN_POINTS) -> np.ndarray:
-    """The rates (requests/s) sla_bounded_rate scans: steps of the GPU side's capacity / (points x 2^j), the
-    smallest j that puts at least points / 2 of them below the pipeline's capacity `cap` (exactly `points`
-    when the GPU is the bottleneck), then a hair below cap.
-
-    On the GPU's own lattice rather than cap's: designs that share a GPU side (a search's preprocessing
-    devices, RPC paths and hosts) scan the same rates and so share the GPU's state at each (GpuSide.remember).
-    """
-    gpu_cap = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
-    top = cap * (1 - 1e-6)
-    if not math.isfinite(gpu_cap) or gpu_cap <= 0 or gpu_cap < cap:
-        return np.linspace(cap / points, top, points)
-    step = gpu_cap / points
-    while top / step < points / 2:
-        step /= 2
-    below = step * np.arange(1, int(top / step) + 1)
-    return np.append(below[below < top], top)
+def _scheduler_notes(design: Design) -> tuple[str, ...]:
+    kinds = {p.name for p in design.gpu.partitions}
+    if design.scheduler.value == "elsa" and len(kinds) > 1:
+        return ("ELSA is priced as first-idle-first-served here: the analytic engine does not model its size-aware "
+                "routing across unequal partitions; simulate for ELSA's tail (Compare or Partitioning page)",)
+    return ()
 
 
-def sweep(design: Design, lo: float, hi: float, n: int) -> list[RatePoint]:
-    """The latency-vs-load curve at `n` evenly spaced rates from lo to hi (requests/s)."""
-    if not 0 < lo <= hi or n < 1:
-        raise ValueError(f"need 0 < lo <= hi and n >= 1, got {lo}:{hi}:{n}")
-    return [at_rate(design, float(r)) for r in np.linspace(lo, hi, n)]
+def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optional[float]]:
+    """TCO and efficiency at the priced rate; queries per USD and per joule are None when the design serves
+    nothing on the basis (e.g. it meets the SLA at no load)."""
+    throughput = priced.throughput_rps
+    sc = design.scenario
+    smartnic = sc.rpc.preset in (RpcPreset.LYNX_SNIC, RpcPreset.SPLITRPC_SNIC)
+    if sc.fpga is None:
+        defaults = ctx.memo(("prices", sc.gpu.sku, sc.gpu.count, smartnic), lambda: price_defaults(
+            ctx.prices_power, sc.gpu.sku, ctx.gpus, sc.gpu.count, smartnic=smartnic))
+    else:  # FPGA boards in the GPU slots (engine.fpga)
+        from engine.fpga.model import board
+
+        power = board(sc.fpga.board).board_power_w
+        defaults = ctx.memo(("fpga-prices", sc.fpga.board, sc.fpga.boards, smartnic), lambda: fpga_price_defaults(
+            ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))
+    gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
+    cap = capacity(design)[0]
+    pt = at_rate(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
+    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
+    dpu = sc.preprocessing.device == PreprocessDevice.DPU
+    dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)
+    accel_util = min(1.0, pt.gpu.utilization)
+    inputs = inputs_from_spec(sc.cost, defaults, throughput_rps=throughput, gpus=gpus,
+                              gpu_util=accel_util, host_util=host_util,
+                              dpus=math.ceil(sc.preprocessing.units / 8) if dpu else 0,
+                              dpu_util=min(1.0, dpu_util), nics=servers_for(gpus + fpgas), fpgas=fpgas,
+                              fpga_util=accel_util)
+    r: CostResult = tco(inputs)
+    none = priced.no_value_reason is not None
+    return {"capex_usd": r.capex_usd, "opex_usd": r.opex_usd, "tco_usd": r.tco_usd,
+            "queries_per_usd": None if none else r.queries_per_usd,
+            "queries_per_joule": None if none else r.queries_per_joule,
+            "wall_power_w": r.wall_power_w, "throughput_rps": throughput, "years": sc.cost.years,
+            **{f"capex:{k}": v for k, v in r.capex_breakdown_usd.items()}}
+
+
+def cost_at(design: Design, ctx: Context, throughput_rps: float) -> dict[str, Optional[float]]:
+    """The design's CAPEX, OPEX and TCO (USD), queries per USD and per joule when it carries `throughput_rps`
+    requests/s (engine.deploy.sizing prices the least hardware at the offered load, not at its SLA-bounded peak)."""
+    priced = PricedRate(throughput_rps=throughput_rps, basis=COST_BASIS_NAMES[CostBasis.OFFERED],
+                        no_value_reason=None)
+    return _cost(design, ctx, priced)
+
+
+def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float] = None,
+             cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
+    """Validate (if needed) and evaluate a scenario analytically at its arrival rate (or `rate`), priced at
+    `cost_basis` (default: the SLA-bounded throughput)."""
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, ctx.book)
+    return evaluate_design(build_design(scenario, ctx), ctx, rate, cost_basis)
+
+
+def curve(scenario: Scenario, ctx: Context, lo: float, hi: float, n: int) -> list[RatePoint]:
+    """The analytic latency-vs-load curve of a scenario."""
+    return sweep(build_design(scenario, ctx), lo, hi, n)

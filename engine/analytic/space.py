@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
-from engine.analytic.evaluate import RatePoint, at_rate, capacity, mean_and_sla
+from engine.analytic.operating_point import RatePoint, at_rate, capacity, mean_and_sla
 from engine.analytic.pipeline import Context, build_design
 from engine.executors import Executor, LocalExecutor
 from engine.scenario import Scenario

@@ -13,7 +13,7 @@ from engine.analytic import Context
 from engine.deploy.checks import check_bundle
 from engine.deploy.files import bundle_objects, encode
 from engine.deploy.plan import DeployPlan, ExportError, deploy_plan
-from engine.exporters import write_atomic
+from engine.io.exporters import write_atomic
 from engine.scenario import Scenario
 
 #: the timestamp of every zip member, so one design always zips to the same bytes

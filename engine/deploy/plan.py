@@ -3,7 +3,7 @@ profile the replicas, Triton batching parameters and SLA-bounded throughput per 
 
 Every number comes from the analytic engine: Batch_max per partition and Time_queue from the design's GPU
 side (PREBA knee-derived or the scenario's own), the SLA-bounded throughput of the whole design
-(engine.analytic.evaluate.sla_bounded_rate) split over the partitions in proportion to their capacity at
+(engine.analytic.operating_point.sla_bounded_rate) split over the partitions in proportion to their capacity at
 Batch_max (how first-idle, ELSA and join-shortest-queue spread the load; round-robin splits it evenly), and the
 host cores the RPC path and preprocessing use at the design's rate.
 """
@@ -18,7 +18,7 @@ from typing import Optional
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design
-from engine.analytic.evaluate import sla_bounded_rate
+from engine.analytic.operating_point import sla_bounded_rate
 from engine.catalog import Gpu, MigLayout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_GPUS

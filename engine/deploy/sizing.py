@@ -31,8 +31,8 @@ from typing import Callable, Literal, Optional
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design
-from engine.analytic.evaluate import at_rate, capacity, sla_bounded_rate
-from engine.analytic.result import cost_at
+from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate
+from engine.analytic.evaluate import cost_at
 from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError

@@ -37,7 +37,7 @@ def make_executor(name: str = "local", *, workers: Optional[int] = None, address
 
 
 def executor_from_args(args, workers: Optional[int] = None) -> Executor:
-    """The executor that --executor and --ray-address (engine.cli_eval.add_executor_arguments) ask for."""
+    """The executor that --executor and --ray-address (engine.cli.evaluate.add_executor_arguments) ask for."""
     if args.ray_address and args.executor != "ray":
         raise ExecutorError("--ray-address: only with --executor ray")
     return make_executor(args.executor, workers=workers, address=args.ray_address)

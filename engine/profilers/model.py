@@ -75,7 +75,7 @@ def sweep(make_run: Callable[[int], Callable[[], None]], batches: Sequence[int],
 
 
 def _rows(stats: list[dict], common: dict) -> list:
-    from engine.records import LatencyPointRow
+    from engine.io.records import LatencyPointRow
 
     return [LatencyPointRow(**common, **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in s.items()})
             for s in stats]

@@ -144,7 +144,7 @@ def profile_preprocess(quick: bool = False, in_process: bool = False, timeout_s:
     (for debugging: with multi-threaded BLAS pinned to one core the audio numbers come out worse).
     Progress goes to stderr.
     """
-    from engine.records import PreprocessingPointRow
+    from engine.io.records import PreprocessingPointRow
 
     if in_process:
         before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None

@@ -15,7 +15,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.exporters import write_atomic
+from engine.io.exporters import write_atomic
 from engine.report import tables as tables_mod
 from engine.report.build import Report
 from engine.report.figures import report_figures

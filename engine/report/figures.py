@@ -1,4 +1,4 @@
-"""The Design page's charts of each design in a report (engine.design_charts), keyed for files and HTML ids."""
+"""The Design page's charts of each design in a report (engine.charts.design), keyed for files and HTML ids."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import plotly.graph_objects as go
 
-from engine.design_charts import breakdown_bar, latency_vs_load, utilization_bar
+from engine.charts.design import breakdown_bar, latency_vs_load, utilization_bar
 from engine.report.build import DesignResult, Report
 
 FIGURE_KINDS = ("latency_vs_load", "breakdown", "utilization")

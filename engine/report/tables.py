@@ -37,7 +37,7 @@ import json
 
 import pandas as pd
 
-from engine.exporters import frame_csv_bytes
+from engine.io.exporters import frame_csv_bytes
 from engine.report.build import DesignResult, Report
 
 TABLE_NAMES = ("designs", "inputs", "load_curve", "breakdown", "utilization", "partitions", "host_cpu", "cost",
@@ -150,7 +150,7 @@ def report_tables(report: Report) -> dict[str, pd.DataFrame]:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """UTF-8 CSV with a header; floats in their shortest round-tripping form, inf as 'inf'; text that a spreadsheet
-    would run as a formula (a design's name, a note) behind a single quote (engine.exporters.frame_csv_bytes)."""
+    would run as a formula (a design's name, a note) behind a single quote (engine.io.exporters.frame_csv_bytes)."""
     return frame_csv_bytes(frame)
 
 

@@ -86,7 +86,7 @@ def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarra
 
 def _compared(values: np.ndarray) -> np.ndarray:
     """The values ranked and filtered: SLA-bounded throughputs to 5 significant figures. Its bisection
-    (engine.analytic.evaluate.sla_bounded_rate) stops a hair below the true bound, so designs on the same
+    (engine.analytic.operating_point.sla_bounded_rate) stops a hair below the true bound, so designs on the same
     plateau differ by ~1e-8 relative; they should tie (and fall to the next criterion), not be split by that."""
     v = values.copy()
     x = v[:, _COL["sla_bounded_rps"]]

@@ -1,4 +1,4 @@
-"""SimResult: what a simulation run reports (keys shared with engine.analytic.result.Evaluation where
+"""SimResult: what a simulation run reports (keys shared with engine.analytic.evaluate.Evaluation where
 they overlap: name, rate_rps, stable, unstable_reason, capacity_rps, utilization, latency_ms,
 breakdown_ms, sla, batching, partitions), plus confidence intervals, throughput, SLA violation rate,
 mean number in system, batch sizes and, for traces, a time series. Times are ms in results.

@@ -40,7 +40,7 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     """Requests/s the design sustains: the analytic capacity, or with a synthetic service, each partition
     at its Batch_max (one query at a time without batching) and the host stages' capacities."""
     if service is None:
-        from engine.analytic.evaluate import capacity
+        from engine.analytic.operating_point import capacity
 
         return capacity(design)[0]
     means = service.mean_ms if isinstance(service.mean_ms, list) else [service.mean_ms] * len(design.gpu.partitions)

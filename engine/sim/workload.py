@@ -11,7 +11,7 @@ Kinds (`WorkloadKind`):
 - diurnal: Poisson with a rate that follows rate x (1 + amplitude sin(2 pi t / period_s)) and is
   multiplied, per `noise_interval_s`, by max(0, 1 + noise_cv N(0, 1)) (multiplicative Gaussian noise).
 - trace: the scenario's inline arrival timestamps (`trace_unit` s, ms or us; parsed from an upload or
-  `simulate --trace FILE` by engine.traces), shifted to start at 0. The trace plays at its own mean rate;
+  `simulate --trace FILE` by engine.io.traces), shifted to start at 0. The trace plays at its own mean rate;
   a rate given to the run (a sweep's or a bisection's load, `--rate`, SimWorkload.rate_rps) scales its
   inter-arrival times so that its mean rate is that rate, keeping its shape (bursts stay bursts).
 
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.analytic.design import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
 from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive, WorkloadKind
 from engine.sim.errors import SimError
-from engine.traces import TRACE_UNIT_S
+from engine.io.traces import TRACE_UNIT_S
 
 MAX_REQUESTS = 20_000_000
 MLPERF_DEFAULT_P99_MS = DEFAULT_SLA_MS  # one default SLA for the analytic engine and the simulator

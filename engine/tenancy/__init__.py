@@ -6,14 +6,13 @@ from engine.tenancy.gpu_share import (KNEE_GAIN_THRESHOLD, GpuShareCurve, GpuSha
                                       OversubscriptionSweep, Tenant, knee_gpu_pct, latency_vs_gpu_pct, oversubscribe,
                                       oversubscription_sweep, share_grid)
 from engine.tenancy.multimodel import MultiModelOption, MultiModelPlan, multi_model, plan_multimodel
-from engine.tenancy.overview import MemoryPanel, SharePanel, TenancyOverview, memory_panel, share_panel, tenancy_overview
 from engine.tenancy.paramshare import (ParamShareFit, instances_with_sharing, instances_without_sharing,
                                        param_share_fit, standby_extra_mb)
 from engine.tenancy.reconfig import RESTART_LOAD_S, STANDBY_SWITCH_S, Reconfiguration, reconfiguration
 
 __all__ = ["KNEE_GAIN_THRESHOLD", "RESTART_LOAD_S", "STANDBY_SWITCH_S", "GpuShareCurve", "GpuSharePoint", "KneeGpuPct",
-           "MemoryPanel", "MultiModelOption", "MultiModelPlan", "Oversubscription", "OversubscriptionSweep",
-           "ParamShareFit", "Reconfiguration", "SharePanel", "TenancyError", "TenancyOverview", "Tenant",
+           "MultiModelOption", "MultiModelPlan", "Oversubscription", "OversubscriptionSweep",
+           "ParamShareFit", "Reconfiguration", "TenancyError", "Tenant",
            "instances_with_sharing", "instances_without_sharing", "knee_gpu_pct", "latency_vs_gpu_pct",
-           "memory_panel", "multi_model", "oversubscribe", "oversubscription_sweep", "param_share_fit",
-           "plan_multimodel", "reconfiguration", "share_grid", "share_panel", "standby_extra_mb", "tenancy_overview"]
+           "multi_model", "oversubscribe", "oversubscription_sweep", "param_share_fit",
+           "plan_multimodel", "reconfiguration", "share_grid", "standby_extra_mb", "tenancy_overview"]

@@ -26,7 +26,7 @@ from engine.tenancy.errors import TenancyError, gpu_pct, non_negative, positive,
 KNEE_GAIN_THRESHOLD = 0.10
 DEFAULT_STEP_PCT = 5  # the GPU% grid; the seed's Fig 2a and Fig 9 use 10-25% steps
 #: the most instances one oversubscription sweep adds: it builds 1..n tenants (quadratic work), and 500 covers
-#: the Tenancy panel's 200% at a 1% share (engine.tenancy.overview) with room to spare
+#: the Tenancy panel's 200% at a 1% share (engine.studies.tenancy) with room to spare
 MAX_OVERSUBSCRIBED_INSTANCES = 500
 
 

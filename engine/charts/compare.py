@@ -1,0 +1,51 @@
+"""Figures of the Compare page: overlaid latency-vs-load curves and grouped result bars (plotly)."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.studies.compare import Comparison
+
+from engine.charts.style import PALETTE
+BARS = {"SLA-bounded throughput (req/s)": "requests/s", "tail latency at offered load (ms)": "ms",
+        "TCO (USD)": "USD", "queries per USD": "queries/USD", "queries per joule": "queries/J"}
+
+
+def overlaid_curves(c: Comparison) -> go.Figure:
+    """Every design's tail (solid) and mean (dotted) latency against load, with each distinct SLA bound."""
+    fig = go.Figure()
+    for i, cur in enumerate(c.curves):
+        color = PALETTE[i % len(PALETTE)]
+        ok = [k for k, t in enumerate(cur.tail_ms) if math.isfinite(t)]
+        fig.add_trace(go.Scatter(x=[cur.rates_rps[k] for k in ok], y=[cur.tail_ms[k] for k in ok], mode="lines",
+                                 name=f"{cur.name}: p{c.percentile[i]:g}", line=dict(color=color)))
+        fig.add_trace(go.Scatter(x=[cur.rates_rps[k] for k in ok], y=[cur.mean_ms[k] for k in ok], mode="lines",
+                                 name=f"{cur.name}: mean", line=dict(color=color, dash="dot")))
+    for sla in sorted(set(c.sla_ms)):
+        fig.add_hline(y=sla, line=dict(color="#444", dash="dash"), annotation_text=f"SLA {sla:g} ms",
+                      annotation_position="top left")
+    fig.update_xaxes(title_text="offered load (requests/s)", rangemode="tozero")
+    fig.update_yaxes(title_text="latency (ms)", rangemode="tozero")
+    fig.update_layout(height=460, legend=dict(orientation="h", y=-0.2), margin=dict(t=30, l=60, r=20, b=20))
+    return fig
+
+
+def result_bars(c: Comparison) -> go.Figure:
+    """One panel per result (units in the panel titles), one bar per design."""
+    fig = make_subplots(rows=1, cols=len(BARS), subplot_titles=[b.replace(" (", "<br>(") for b in BARS])
+    for i, name in enumerate(c.names):
+        for j, col in enumerate(BARS):
+            v = c.results[i][col]
+            fig.add_trace(go.Bar(x=[name], y=[v if v is not None and math.isfinite(v) else None], name=name, legendgroup=name,
+                                 showlegend=j == 0, marker_color=PALETTE[i % len(PALETTE)],
+                                 hovertemplate=f"{name}<br>{col}: %{{y:,.4g}}<extra></extra>"),
+                          row=1, col=j + 1)
+    for j, unit in enumerate(BARS.values()):
+        fig.update_yaxes(title_text=unit, row=1, col=j + 1)
+    fig.update_xaxes(showticklabels=False, title_text="design")
+    fig.update_layout(height=380, barmode="group", legend=dict(orientation="h", y=-0.15),
+                      margin=dict(t=60, l=40, r=20, b=20))
+    return fig

@@ -1,0 +1,1 @@
+"""Command line: `python -m engine ...` (main.py parses; one module per command group)."""
