@@ -56,8 +56,8 @@ def test_request_weighted_service_is_the_size_biased_mean():
 def test_bulk_service_queue_with_batches_of_one_is_md1():
     # Batch_max 1 and (nearly) fixed service: M/D/1, Wq = rho d / (2 (1 - rho))
     q = bulk_service_queue(80.0, np.array([0.01]), np.array([1e-6]))
-    assert q["wait_mean"] == pytest.approx(0.8 * 0.01 / (2 * 0.2), rel=1e-4)
-    assert q["p_wait"] == pytest.approx(0.8, rel=1e-6) and q["batch_pmf"].tolist() == [1.0]
+    assert q.wait_mean_s == pytest.approx(0.8 * 0.01 / (2 * 0.2), rel=1e-4)
+    assert q.p_wait == pytest.approx(0.8, rel=1e-6) and q.batch_pmf.tolist() == [1.0]
 
 
 def test_bulk_service_queue_against_a_direct_simulation():
@@ -78,9 +78,9 @@ def test_bulk_service_queue_against_a_direct_simulation():
         batches.append(j - i)
         i = j
     wait = (start - arrival)[n // 10:]
-    assert q["wait_mean"] == pytest.approx(wait.mean(), rel=0.05)
+    assert q.wait_mean_s == pytest.approx(wait.mean(), rel=0.05)
     sim_pmf = np.bincount(batches, minlength=5)[1:] / len(batches)
-    np.testing.assert_allclose(q["batch_pmf"], sim_pmf, atol=0.01)
+    np.testing.assert_allclose(q.batch_pmf, sim_pmf, atol=0.01)
 
 
 def test_timer_batch_queue_with_a_fast_instance_is_the_timer_window():
@@ -92,11 +92,11 @@ def test_timer_batch_queue_with_a_fast_instance_is_the_timer_window():
     q = timer_batch_queue(lam, tq, np.full(cap, 1e-6), np.full(cap, 0.05))
     law = poisson.pmf(np.arange(cap), lam * tq)
     law[-1] += 1 - law.sum()
-    np.testing.assert_allclose(q["batch_pmf"], law, atol=1e-6)
-    assert q["wait_mean"] == pytest.approx(q["gather_mean"], rel=1e-4) and q["p_busy"] < 1e-6
+    np.testing.assert_allclose(q.batch_pmf, law, atol=1e-6)
+    assert q.wait_mean_s == pytest.approx(q.gather_mean_s, rel=1e-4) and q.p_wait < 1e-6
     # without the cap, the uncut window: (tq + lambda tq^2 / 2) / (1 + lambda tq) = gather_wait_mean(tq, b)
     wide = timer_batch_queue(lam, tq, np.full(64, 1e-6), np.full(64, 0.05))
-    assert wide["wait_mean"] == pytest.approx(gather_wait_mean(tq, 1 + lam * tq), rel=1e-6)
+    assert wide.wait_mean_s == pytest.approx(gather_wait_mean(tq, 1 + lam * tq), rel=1e-6)
 
 
 def test_timer_batch_queue_against_a_direct_simulation():
@@ -119,9 +119,9 @@ def test_timer_batch_queue_against_a_direct_simulation():
             batches.append(j - i)
             i = j
         wait = (start - arrival)[n // 10:i]
-        assert q["wait_mean"] == pytest.approx(wait.mean(), rel=0.03)
+        assert q.wait_mean_s == pytest.approx(wait.mean(), rel=0.03)
         sim_pmf = np.bincount(batches, minlength=cap + 1)[1:] / len(batches)
-        np.testing.assert_allclose(q["batch_pmf"], sim_pmf, atol=0.01)
+        np.testing.assert_allclose(q.batch_pmf, sim_pmf, atol=0.01)
 
 
 def test_mg1_wait_quantile_exact_for_mm1_and_light_for_md1():

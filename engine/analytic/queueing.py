@@ -13,6 +13,7 @@ is exact for M/M/c and an approximation otherwise.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -194,10 +195,47 @@ def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, 
     return mean, float(brentq(lambda w: exceed(w) - (1 - p), 0.0, float(y.max()), xtol=1e-12, rtol=1e-9))
 
 
-BULK_NODES = 24  # quadrature nodes of a batch's service time in bulk_service_queue
+BULK_NODES = 24  # quadrature nodes of a batch's service time in bulk_service_queue and timer_batch_queue
 
 
-def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_states: int = 600) -> dict:
+class BatchingQueue(NamedTuple):
+    """The stationary answer for one batching instance (bulk_service_queue, timer_batch_queue)."""
+
+    batch_pmf: np.ndarray  # P(batch = b), b = 1..B, over batches
+    wait_mean_s: float  # mean wait from arrival to the start of service (s)
+    p_wait: float  # probability that the wait has a queueing part: a request finds the instance busy (bulk), a
+    # batch is due before the instance frees (timer); wait_quantile's atom
+    stable: bool  # False when the arrival rate reaches B / mean_s[-1]
+    gather_mean_s: float = 0.0  # the mean wait in an isolated timer batch, the part due to batching (timer only)
+
+
+def saturated_batching(cap: int) -> BatchingQueue:
+    """The answer at or beyond capacity: every batch full, the wait unbounded."""
+    return BatchingQueue(batch_pmf=np.eye(1, cap, cap - 1)[0], wait_mean_s=math.inf, p_wait=1.0, stable=False,
+                         gather_mean_s=math.inf)
+
+
+def lognormal_nodes(mean_s: np.ndarray, sigma: np.ndarray, nodes: int) -> np.ndarray:
+    """Batch service times (s) at `nodes` equal-probability quantiles of each batch size's log-normal (mean
+    mean_s[b-1], log-sd sigma[b-1]), shape (B, nodes): the quadrature both batching chains mix over."""
+    from scipy.special import ndtri
+
+    mid_quantiles = (np.arange(nodes) + 0.5) / nodes
+    return mean_s[:, None] * np.exp(sigma[:, None] * ndtri(mid_quantiles)[None, :] - sigma[:, None] ** 2 / 2)
+
+
+def stationary_law(transition: np.ndarray) -> np.ndarray:
+    """pi with pi (P - I) = 0 and sum pi = 1 for a finite chain's transition matrix P (rows sum to 1)."""
+    states = len(transition)
+    system = (transition - np.eye(states)).T
+    system[-1] = 1.0  # one balance equation is redundant: normalise instead
+    rhs = np.zeros(states)
+    rhs[-1] = 1.0
+    pi = np.clip(np.linalg.solve(system, rhs), 0.0, None)
+    return pi / pi.sum()
+
+
+def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_states: int = 600) -> BatchingQueue:
     """One server taking every waiting request, up to B = len(mean_s), whenever it frees (work-conserving
     batching): the M/G^[1,B]/1 bulk-service queue (Neuts, "A general class of bulk queues with Poisson input",
     Ann. Math. Statist. 38, 1967; Chaudhry and Templeton, A First Course in Bulk Queues, 1983, ch. 4).
@@ -208,50 +246,41 @@ def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_st
     mixed Poisson, by BULK_NODES-point quadrature). The chain is solved for its stationary law pi; per cycle
     (an idle period of mean 1/lam when Q = 0, then a service) the number waiting integrates to
     r S + lam S^2 / 2 with r = max(Q - B, 0) left behind, so by the renewal-reward theorem and Little's law
-    the mean wait in queue is E[integral] / E[cycle] / lam.
-
-    Returns {"batch_pmf": P(batch = b), b = 1..B, over batches; "wait_mean": s; "p_wait": the fraction of
-    requests that find the server busy; "stable": False when lam reaches B / mean_s[-1]}.
+    the mean wait in queue is E[integral] / E[cycle] / lam. p_wait is the fraction of requests that find the
+    server busy.
     """
-    from scipy.special import gammaln, ndtri
+    from scipy.special import gammaln
 
     mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
     cap = len(mean_s)
     if lam * mean_s[-1] >= cap:
-        return {"batch_pmf": np.eye(1, cap, cap - 1)[0], "wait_mean": math.inf, "p_wait": 1.0, "stable": False}
-    u = (np.arange(BULK_NODES) + 0.5) / BULK_NODES
-    times = mean_s[:, None] * np.exp(sigma[:, None] * ndtri(u)[None, :] - sigma[:, None] ** 2 / 2)  # (B, nodes)
+        return saturated_batching(cap)
+    times = lognormal_nodes(mean_s, sigma, BULK_NODES)  # (B, nodes)
     # how far the chain reaches: the backlog's geometric tail decays over about (lam S_B) B / drift states
     drift = cap - lam * mean_s[-1]
     states = int(min(max_states, 4 * cap + 10 * lam * mean_s[-1] * cap / max(drift, 1e-9)))
     arrivals = np.arange(states)
     rate = np.maximum(lam * times, 1e-300)[:, None, :]  # (B, 1, nodes): Poisson pmf by logs, mixed over nodes
-    a_pmf = np.exp(arrivals[None, :, None] * np.log(rate) - rate - gammaln(arrivals + 1)[None, :, None]).mean(axis=2)
+    arrivals_pmf = np.exp(arrivals[None, :, None] * np.log(rate) - rate
+                          - gammaln(arrivals + 1)[None, :, None]).mean(axis=2)
     transition = np.zeros((states, states))
-    for q in range(states):
-        b = min(max(q, 1), cap)
-        left = max(q - cap, 0)
-        row = a_pmf[b - 1, : states - left]
-        transition[q, left:] = row
-        transition[q, -1] += max(0.0, 1.0 - row.sum())  # the truncated tail stays in the last state
-    # stationary law: pi (P - I) = 0, sum pi = 1
-    system = (transition - np.eye(states)).T
-    system[-1] = 1.0  # one balance equation is redundant: normalise instead
-    rhs = np.zeros(states)
-    rhs[-1] = 1.0
-    pi = np.linalg.solve(system, rhs)
-    pi = np.clip(pi, 0.0, None)
-    pi /= pi.sum()
-    q = np.arange(states)
-    b_of = np.minimum(np.maximum(q, 1), cap)
-    s1 = mean_s[b_of - 1]
-    s2 = (times ** 2).mean(axis=1)[b_of - 1]
-    left = np.maximum(q - cap, 0)
-    cycle = float(np.dot(pi, (q == 0) / lam + s1))
-    waiting = float(np.dot(pi, left * s1 + lam * s2 / 2))
-    batch_pmf = np.bincount(b_of - 1, weights=pi, minlength=cap)
+    for waiting in range(states):
+        batch = min(max(waiting, 1), cap)
+        left = max(waiting - cap, 0)
+        row = arrivals_pmf[batch - 1, : states - left]
+        transition[waiting, left:] = row
+        transition[waiting, -1] += max(0.0, 1.0 - row.sum())  # the truncated tail stays in the last state
+    pi = stationary_law(transition)
+    waiting = np.arange(states)
+    batch_of = np.minimum(np.maximum(waiting, 1), cap)
+    first_moment = mean_s[batch_of - 1]
+    second_moment = (times ** 2).mean(axis=1)[batch_of - 1]
+    left = np.maximum(waiting - cap, 0)
+    cycle = float(np.dot(pi, (waiting == 0) / lam + first_moment))
+    area = float(np.dot(pi, left * first_moment + lam * second_moment / 2))
+    batch_pmf = np.bincount(batch_of - 1, weights=pi, minlength=cap)
     idle = float(pi[0] / lam) / cycle
-    return {"batch_pmf": batch_pmf, "wait_mean": waiting / cycle / lam, "p_wait": 1.0 - idle, "stable": True}
+    return BatchingQueue(batch_pmf=batch_pmf, wait_mean_s=area / cycle / lam, p_wait=1.0 - idle, stable=True)
 
 
 def mg1_wait_quantile(lam: float, service: np.ndarray, weight: np.ndarray, p: float) -> float:

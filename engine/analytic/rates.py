@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
-from engine.analytic.queueing import (bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
+from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
                                       wait_quantile)
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.scenario import BatchingPolicy, SchedulerPolicy
@@ -235,12 +235,12 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
         # time capped at Time_queue and a queue of full batches put the mean 10-13 % above the simulator when
         # Time_queue is long against the service time (BERT-large, 61 ms against 14-56 ms)
         timer = _timer_wait(parts[0], lam_i, tq, p)
-        bulk = timer["batch_pmf"]
-        gather = min(timer["gather_mean"], timer["wait_mean"])
+        bulk = timer.batch_pmf
+        gather = min(timer.gather_mean_s, timer.wait_mean_s)
         # the part of the wait beyond an isolated timer batch's is the wait for the instance; its tail
         # exponential with an atom at 0 for the batches the instance is free for (wait_quantile)
-        wq = timer["wait_mean"] - gather if timer["stable"] else math.inf
-        wqq = wait_quantile(wq, timer["p_busy"], p)
+        wq = timer.wait_mean_s - gather if timer.stable else math.inf
+        wqq = wait_quantile(wq, timer.p_wait, p)
         form, b_mean = tq, float(np.dot(np.arange(1, len(bulk) + 1), bulk))
     elif saturated:
         # every instance is busy: a request waits for the next one to free up and leaves in the batch it
@@ -470,10 +470,10 @@ def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarr
     z = NormalDist().inv_cdf(p)
     means, tails = _tables(part, cap)
     q = bulk_service_queue(lam_items, means, _sigmas_for_ratios(tails / means, z))
-    return q["wait_mean"], wait_quantile(q["wait_mean"], q["p_wait"], p), q["batch_pmf"]
+    return q.wait_mean_s, wait_quantile(q.wait_mean_s, q.p_wait, p), q.batch_pmf
 
 
-def _timer_wait(part, lam_items: float, tq: float, p: float) -> dict:
+def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
     """timer_batch_queue for one instance with Time_queue `tq` at `lam_items` items/s, its batch times log-normal
     with the partition's mean and p-quantile tables (as _bulk_wait)."""
     cap = max(1, int(part.max_batch))

@@ -3,11 +3,13 @@ its parts, the waits in a timer window and the batch-size law. Rates in 1/s, tim
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from engine.analytic.queueing import BULK_NODES
+from engine.analytic.queueing import (BULK_NODES, BatchingQueue, lognormal_nodes, saturated_batching,
+                                     stationary_law)
 
 
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
@@ -52,8 +54,131 @@ def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class _Chain:
+    """The embedded chain's shape: B = cap, states (b, 0) for b = 1..B then (B, L) for L = 1..states - B, and
+    the two helpers every row builder uses."""
+
+    lam: float
+    cap: int
+    states: int
+
+    def poisson(self, mean: np.ndarray) -> np.ndarray:
+        """P(N = k) along a new last axis, k = 0..states + cap - 1, the tail in the last entry."""
+        from scipy.special import gammaln
+
+        arrivals = np.arange(self.states + self.cap)
+        x = mean[..., None]
+        pmf = np.exp(arrivals * np.log(x) - x - gammaln(arrivals + 1))
+        pmf[..., -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=-1))
+        return pmf
+
+    def spill(self, arrivals_pmf: np.ndarray, first: int) -> np.ndarray:
+        """Destinations of q >= B waiting (q = first + k arrivals): state (B, q - B), index q - 1, the rest in
+        the last state."""
+        states, cap = self.states, self.cap
+        out = np.zeros(arrivals_pmf.shape[:-1] + (states,))
+        skip = max(0, cap - first)
+        first_dest = first + skip - 1
+        width = states - 1 - first_dest  # destinations first_dest .. states - 2 one by one, the last the rest
+        out[..., first_dest:states - 1] = arrivals_pmf[..., skip:skip + width]
+        out[..., states - 1] = arrivals_pmf[..., skip + width:].sum(axis=-1)
+        return out
+
+
+class _Rows(NamedTuple):
+    """Per starting state: the transition row, and the cycle's expected waiting area (request-s), length (s) and
+    probability that the next batch is due before the instance frees."""
+
+    transition: np.ndarray
+    area: np.ndarray
+    cycle: np.ndarray
+    busy: np.ndarray
+
+
+def _fresh_batch(lam: float, time_queue: float, cap: int) -> tuple[float, float, np.ndarray]:
+    """After an idle instance the first arrival starts a timer: (E[its wait], E[area of the later arrivals'
+    waits], law of the batch size 1..cap)."""
+    if cap == 1:  # a batch of one leaves at once: no window
+        return 0.0, 0.0, np.ones(1)
+    wait, area, arrivals_pmf = _timer_windows(lam, np.array(time_queue), cap)
+    return float(wait[0]), float(area[0]), _batch_sizes(np.eye(1, cap - 1, 0)[0], arrivals_pmf)
+
+
+def _rows_after_clean_start(chain: _Chain, times: np.ndarray, time_queue: float,
+                            fresh: tuple[float, float, np.ndarray]) -> _Rows:
+    """States (b, 0): a batch of b just started with nothing left behind; during its service S (the quadrature
+    nodes `times`, (B, nodes)) q = N(S) arrive. q = 0 idles into a fresh batch; 0 < q < B wait for the
+    oldest's timer, which has r = (Time_queue - S (1 - U))^+ left, P(U > u) = (1 - u)^q (the oldest is the first
+    of q uniform arrivals; Ross section 5.3.5), by TIMER_NODES Gauss-Legendre nodes; q >= B starts at once."""
+    lam, cap = chain.lam, chain.cap
+    fresh_wait, fresh_area, fresh_sizes = fresh
+    arrivals_pmf = chain.poisson(lam * times)  # (B, nodes, N)
+    row = chain.spill(arrivals_pmf, 0)
+    row[..., :cap] += arrivals_pmf[..., :1] * fresh_sizes
+    area = lam * times ** 2 / 2 + arrivals_pmf[..., 0] * (fresh_wait + fresh_area)
+    cycle = times + arrivals_pmf[..., 0] * (1 / lam + fresh_wait)
+    busy = arrivals_pmf[..., cap:].sum(axis=-1)
+    if cap > 1:
+        waiting = np.arange(1, cap)
+        nodes, weights = np.polynomial.legendre.leggauss(TIMER_NODES)
+        u_nodes, u_weights = 0.5 * (nodes + 1), 0.5 * weights
+        left = np.maximum(0.0, time_queue - times[:, :, None] * (1 - u_nodes)[None, None, :])  # (B, nodes, U)
+        wait, gathered, window_pmf = _timer_windows(lam, left, cap)  # (B, nodes, U, q), (B, nodes, U, arrivals)
+        density = u_weights[None, :] * waiting[:, None] * (1 - u_nodes[None, :]) ** (waiting[:, None] - 1)
+        density = density / density.sum(axis=1, keepdims=True)  # (q, U)
+        weight = arrivals_pmf[..., None, 1:cap] * density.T[None, None]  # (B, nodes, U, q)
+        row[..., :cap] += _batch_sizes(weight, window_pmf).sum(axis=2)
+        area += (weight * (waiting * wait + gathered)).sum(axis=(2, 3))
+        cycle += (weight * wait).sum(axis=(2, 3))
+        busy += (weight.sum(axis=3) * (left <= 0)).sum(axis=2)
+    return _Rows(row.mean(axis=1), area.mean(axis=1), cycle.mean(axis=1), busy.mean(axis=1))
+
+
+def _rows_behind_full(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarray) -> tuple[np.ndarray, _Rows]:
+    """States (B, L), L >= B: behind B or more leftovers every batch is full and starts at once, so the row is
+    the arrivals' law shifted (one entry per destination). Returns the state indices and their rows."""
+    cap, states = chain.cap, chain.states
+    deep = np.arange(2 * cap - 1, states)
+    row = np.zeros((len(deep), states))
+    if len(deep):
+        arrivals_pmf = full_pmf.mean(axis=0)
+        dest = deep[:, None] - cap + np.arange(states + cap)[None, :]
+        inside = dest < states - 1
+        row_index = np.broadcast_to(np.arange(len(deep))[:, None], dest.shape)
+        values = np.broadcast_to(arrivals_pmf[None, :], dest.shape)
+        row[row_index[inside], dest[inside]] = values[inside]
+        row[:, states - 1] = np.where(inside, 0.0, values).sum(axis=1)
+    area = (deep - cap + 1) * full_times.mean() + chain.lam * (full_times ** 2).mean() / 2
+    return deep, _Rows(row, area, np.full(len(deep), full_times.mean()), np.ones(len(deep)))
+
+
+def _rows_behind_leftovers(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarray,
+                           time_queue: float) -> tuple[np.ndarray, _Rows]:
+    """States (B, L), 0 < L < B: L waited through a full batch's service; q = L + N(S) below B waits for the
+    oldest's timer, whose age is taken as S + L / lam (the L-th latest arrival before the last start; the one
+    approximation here), so r = (Time_queue - S - L / lam)^+ is left. Returns the state indices and rows."""
+    lam, cap, states = chain.lam, chain.cap, chain.states
+    lefts = np.arange(1, min(cap, states - cap + 1))
+    if not len(lefts):
+        return lefts, _Rows(np.zeros((0, states)), np.zeros(0), np.zeros(0), np.zeros(0))
+    waiting = np.arange(1, cap)
+    arrived = waiting[None, :] - lefts[:, None]  # arrivals that leave q = 1..B-1 waiting, (L, q); valid >= 0
+    arrived_pmf = np.where(arrived[None] >= 0, full_pmf[:, np.maximum(arrived, 0)], 0.0)  # (nodes, L, q)
+    remaining = np.maximum(0.0, time_queue - full_times[:, None] - lefts[None, :] / lam)  # (nodes, L)
+    wait, gathered, window_pmf = _timer_windows(lam, remaining, cap)  # (nodes, L, q), (nodes, L, arrivals)
+    row = np.stack([chain.spill(full_pmf, int(left)) for left in lefts], axis=1)  # (nodes, L, states)
+    row[..., :cap] += _batch_sizes(arrived_pmf, window_pmf)
+    area = (lefts[None, :] * full_times[:, None] + lam * full_times[:, None] ** 2 / 2
+            + (arrived_pmf * (waiting * wait + gathered)).sum(axis=2))
+    cycle = full_times[:, None] + (arrived_pmf * wait).sum(axis=2)
+    busy = (np.stack([full_pmf[:, cap - left:].sum(axis=-1) for left in lefts], axis=1)
+            + arrived_pmf.sum(axis=2) * (remaining <= 0))
+    return cap - 1 + lefts, _Rows(row.mean(axis=0), area.mean(axis=0), cycle.mean(axis=0), busy.mean(axis=0))
+
+
 def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: np.ndarray,
-                      max_states: int = 400) -> dict:
+                      max_states: int = 400) -> BatchingQueue:
     """One instance under timeout batching ("fixed"): a batch leaves when the instance is free and either
     B = len(mean_s) requests wait or the oldest has waited Time_queue; it takes the waiting requests up to B
     (engine.sim.batcher).
@@ -67,125 +192,36 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
       B - 1) (the batch-size law of a timer-or-size-triggered batcher), and its requests wait by position:
       the first the whole window, each later one from its arrival (_timer_windows);
     - 0 < q < B: the oldest's timer has r = (Time_queue - its age)^+ left and the batch grows by
-      min(Poisson(lam r), B - q) (_timer_windows). Without leftovers the oldest is the first of q arrivals,
-      uniform over S (Poisson arrivals given their number; Ross section 5.3.5), so its age is S (1 - U) with
-      P(U > u) = (1 - u)^q, integrated by TIMER_NODES Gauss-Legendre nodes; behind leftovers its age is taken
-      as S + L / lam (the L-th latest arrival before the last start; the one approximation here).
+      min(Poisson(lam r), B - q) (_timer_windows; the oldest's age in _rows_after_clean_start and
+      _rows_behind_leftovers).
     The number waiting integrates over a cycle to L S + lam S^2 / 2 during the service, plus q E[wait] +
     E[integral of the later arrivals] after it; by the renewal-reward theorem and Little's law the mean wait
-    before service is E[area] / E[cycle] / lam over the chain's stationary law.
-
-    Returns {"batch_pmf": P(batch = b), b = 1..B, over batches; "wait_mean": s, from arrival to the start of
-    service; "gather_mean": s, the mean wait in an isolated timer batch (the part due to batching);
-    "p_busy": the fraction of batches due before the instance frees; "stable": False when lam reaches
-    B / mean_s[-1]}.
+    before service is E[area] / E[cycle] / lam over the chain's stationary law. p_wait is the fraction of
+    batches due before the instance frees; gather_mean_s the mean wait in an isolated timer batch.
     """
-    from scipy.special import gammaln, ndtri
-
     mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
     cap = len(mean_s)
     if lam * mean_s[-1] >= cap:
-        return {"batch_pmf": np.eye(1, cap, cap - 1)[0], "wait_mean": math.inf, "gather_mean": math.inf,
-                "p_busy": 1.0, "stable": False}
-    u = (np.arange(BULK_NODES) + 0.5) / BULK_NODES
-    times = mean_s[:, None] * np.exp(sigma[:, None] * ndtri(u)[None, :] - sigma[:, None] ** 2 / 2)  # (B, nodes)
+        return saturated_batching(cap)
+    times = lognormal_nodes(mean_s, sigma, BULK_NODES)  # (B, nodes)
     drift = cap - lam * mean_s[-1]
     # the leftovers move as a random walk with drift lam S_B - B and variance about lam S_B, so their law decays
     # about as exp(-2 drift L / (lam S_B)): 40 of those lengths hold all but e^-40 of it
     left_max = int(min(max_states, 2 * cap + 20 * lam * mean_s[-1] / max(drift, 1e-9)))
-    n = cap + left_max  # states: (b, 0) for b = 1..B, then (B, L) for L = 1..left_max
-    gl_x, gl_w = np.polynomial.legendre.leggauss(TIMER_NODES)
-    ux, uw = 0.5 * (gl_x + 1), 0.5 * gl_w
-    # the fresh timer batch after an idle instance: the first request and up to B - 1 more
-    if cap == 1:  # a batch of one leaves at once: no window
-        w0, a0, fresh = 0.0, 0.0, np.ones(1)
-    else:
-        ew0, ea0, pois0 = _timer_windows(lam, np.array(time_queue), cap)
-        w0, a0 = float(ew0[0]), float(ea0[0])
-        fresh = _batch_sizes(np.eye(1, cap - 1, 0)[0], pois0)
-    gather = (w0 + a0) / float(np.dot(np.arange(1, cap + 1), fresh))
-    qs = np.arange(1, cap)  # waiting when the instance frees, below B
-
-    trans = np.zeros((n, n))
-    area = np.zeros(n)
-    cycle = np.zeros(n)
-    busy = np.zeros(n)
-    arrivals = np.arange(n + cap)
-
-    def poisson(mean: np.ndarray) -> np.ndarray:  # P(N = k) along a new last axis, the tail in the last entry
-        x = mean[..., None]
-        pmf = np.exp(arrivals * np.log(x) - x - gammaln(arrivals + 1))
-        pmf[..., -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=-1))
-        return pmf
-
-    def spill(pn: np.ndarray, first: int) -> np.ndarray:
-        """Destinations of q >= B waiting (q = first + k): state (B, q - B), index q - 1, the rest in the last."""
-        out = np.zeros(pn.shape[:-1] + (n,))
-        k0 = max(0, cap - first)
-        d0 = first + k0 - 1
-        width = n - 1 - d0  # destinations d0 .. n - 2 one by one, the last takes the rest
-        out[..., d0:n - 1] = pn[..., k0:k0 + width]
-        out[..., n - 1] = pn[..., k0 + width:].sum(axis=-1)
-        return out
-
-    s_full = times[cap - 1]
-    # states (b, 0): the batch of b just started with nothing left behind
-    pn = poisson(lam * times)  # (B, nodes, N)
-    row = spill(pn, 0)
-    row[..., :cap] += pn[..., :1] * fresh
-    ar = lam * times ** 2 / 2 + pn[..., 0] * (w0 + a0)
-    cy = times + pn[..., 0] * (1 / lam + w0)
-    bz = pn[..., cap:].sum(axis=-1)
-    # 0 < q < B arrived during the service: the oldest (first of q uniform arrivals) has r of its timer left
-    if cap > 1:
-        r = np.maximum(0.0, time_queue - times[:, :, None] * (1 - ux)[None, None, :])  # (B, nodes, U)
-        ew, ea, pois = _timer_windows(lam, r, cap)  # (B, nodes, U, q), (B, nodes, U, arrivals)
-        dens = uw[None, :] * qs[:, None] * (1 - ux[None, :]) ** (qs[:, None] - 1)
-        dens = dens / dens.sum(axis=1, keepdims=True)  # (q, U): P(U > u) = (1 - u)^q
-        wts = pn[..., None, 1:cap] * dens.T[None, None]  # (B, nodes, U, q)
-        row[..., :cap] += _batch_sizes(wts, pois).sum(axis=2)
-        ar += (wts * (qs * ew + ea)).sum(axis=(2, 3))
-        cy += (wts * ew).sum(axis=(2, 3))
-        bz += (wts.sum(axis=3) * (r <= 0)).sum(axis=2)
-    trans[:cap] = row.mean(axis=1)
-    area[:cap], cycle[:cap], busy[:cap] = ar.mean(axis=1), cy.mean(axis=1), bz.mean(axis=1)
-    # states (B, L), L >= 1: L waited through the service of a full batch; the oldest's age is S + L / lam
-    pf = poisson(lam * s_full)  # (nodes, N)
-    # behind B or more leftovers every batch is full and starts at once: the row is the arrivals' law, shifted
-    a_full = pf.mean(axis=0)
-    deep = np.arange(2 * cap - 1, n)
-    if len(deep):
-        dest = deep[:, None] - cap + arrivals[None, :]
-        inside = dest < n - 1
-        rows = np.broadcast_to(deep[:, None], dest.shape)
-        vals = np.broadcast_to(a_full[None, :], dest.shape)
-        trans[rows[inside], dest[inside]] = vals[inside]  # one entry per (row, destination)
-        trans[deep, n - 1] = np.where(inside, 0.0, vals).sum(axis=1)
-        area[deep] = (deep - cap + 1) * s_full.mean() + lam * (s_full ** 2).mean() / 2
-        cycle[deep] = s_full.mean()
-        busy[deep] = 1.0
-    # 0 < L < B: q = L + N(S) below B waits for the oldest's timer, r = (Time_queue - S - L / lam)^+ left
-    lefts = np.arange(1, min(cap, n - cap + 1))
-    if len(lefts):
-        k = qs[None, :] - lefts[:, None]  # arrivals that leave q = 1..B-1 waiting, (L, q); valid where >= 0
-        pk = np.where(k[None] >= 0, pf[:, np.maximum(k, 0)], 0.0)  # (nodes, L, q)
-        r = np.maximum(0.0, time_queue - s_full[:, None] - lefts[None, :] / lam)  # (nodes, L)
-        ew, ea, pois = _timer_windows(lam, r, cap)  # (nodes, L, q), (nodes, L, arrivals)
-        row = np.stack([spill(pf, int(left)) for left in lefts], axis=1)  # (nodes, L, n)
-        row[..., :cap] += _batch_sizes(pk, pois)
-        ar = lefts[None, :] * s_full[:, None] + lam * s_full[:, None] ** 2 / 2 + (pk * (qs * ew + ea)).sum(axis=2)
-        cy = s_full[:, None] + (pk * ew).sum(axis=2)
-        bz = np.stack([pf[:, cap - left:].sum(axis=-1) for left in lefts], axis=1) + pk.sum(axis=2) * (r <= 0)
-        states = cap - 1 + lefts
-        trans[states] = row.mean(axis=0)
-        area[states], cycle[states], busy[states] = ar.mean(axis=0), cy.mean(axis=0), bz.mean(axis=0)
-    system = (trans - np.eye(n)).T
-    system[-1] = 1.0
-    rhs = np.zeros(n)
-    rhs[-1] = 1.0
-    pi = np.clip(np.linalg.solve(system, rhs), 0.0, None)
-    pi /= pi.sum()
+    chain = _Chain(lam=lam, cap=cap, states=cap + left_max)
+    fresh = _fresh_batch(lam, time_queue, cap)
+    gather = (fresh[0] + fresh[1]) / float(np.dot(np.arange(1, cap + 1), fresh[2]))
+    transition = np.zeros((chain.states, chain.states))
+    area, cycle, busy = np.zeros(chain.states), np.zeros(chain.states), np.zeros(chain.states)
+    full_times = times[cap - 1]
+    full_pmf = chain.poisson(lam * full_times)  # (nodes, N)
+    parts = [(np.arange(cap), _rows_after_clean_start(chain, times, time_queue, fresh)),
+             _rows_behind_full(chain, full_times, full_pmf),
+             _rows_behind_leftovers(chain, full_times, full_pmf, time_queue)]
+    for index, rows in parts:
+        transition[index], area[index], cycle[index], busy[index] = rows
+    pi = stationary_law(transition)
     batch_pmf = np.concatenate([pi[:cap - 1], [pi[cap - 1:].sum()]])
     wait = float(np.dot(pi, area)) / float(np.dot(pi, cycle)) / lam
-    return {"batch_pmf": batch_pmf, "wait_mean": wait, "gather_mean": gather, "p_busy": float(np.dot(pi, busy)),
-            "stable": True}
+    return BatchingQueue(batch_pmf=batch_pmf, wait_mean_s=wait, p_wait=float(np.dot(pi, busy)), stable=True,
+                         gather_mean_s=gather)
