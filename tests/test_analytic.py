@@ -109,17 +109,6 @@ def test_overloaded_design_is_reported_unstable(ctx):
     assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms["p99"])
 
 
-def test_cores_needed_grow_with_active_partitions(ctx):
-    from engine.analytic.hostcpu import cores_needed_by_partitions
-
-    rows = cores_needed_by_partitions(scenario(ctx, gpu={"layout": ["1g.10gb"] * 7}, model="efficientnet-b0",
-                                               host={"cpu_cores": 32}), ctx)
-    assert [r["active_partitions"] for r in rows] == list(range(1, 8))
-    totals = [r["total_cores"] for r in rows]
-    assert all(b > a for a, b in zip(totals, totals[1:]))
-    assert rows[-1]["total_cores"] > rows[-1]["available_cores"]  # PREBA Fig 8: 7 slices outrun 30 cores
-
-
 def test_parallel_design_sweep_matches_serial(ctx):
     from engine.analytic.space import sweep_designs
 

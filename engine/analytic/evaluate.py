@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
-from engine.analytic.operating_point import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
+from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
                          inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
@@ -49,10 +49,6 @@ class Evaluation(BaseModel):
     cost_no_value_reason: Optional[str] = None
     # a MIG layout's slices at their best batch under the SLA against the whole GPU at its best batch
     mig_vs_whole: Optional[MigVsWhole] = None
-
-
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else math.inf
 
 
 def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
@@ -209,8 +205,3 @@ def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)
     return evaluate_design(build_design(scenario, ctx), ctx, rate, cost_basis)
-
-
-def curve(scenario: Scenario, ctx: Context, lo: float, hi: float, n: int) -> list[RatePoint]:
-    """The analytic latency-vs-load curve of a scenario."""
-    return sweep(build_design(scenario, ctx), lo, hi, n)

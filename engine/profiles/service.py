@@ -139,9 +139,8 @@ class ProfileBook:
     def memory_limit(self, model: str, sku: str, partition: str, input_len: Optional[float] = None) -> Optional[int]:
         """Largest batch with weights + batch x activation memory within the partition (None if unknown).
 
-        Activation memory is per sample at the model's reference input; for
-        variable-length inputs it is scaled by input_len over the reference length
-        when one is given (an estimate, see data/seed/README.md).
+        Activation memory is per sample at the model's reference input, whatever `input_len` is: the
+        limit is not scaled with the input length.
         """
         if model not in self.models.index:
             return None
