@@ -109,6 +109,19 @@ def test_overloaded_design_is_reported_unstable(ctx):
     assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms["p99"])
 
 
+def test_load_curve_is_mean_and_sla_on_the_sweep_grid(ctx):
+    """The one latency-vs-load curve the pages and the report draw: evenly spaced rates up to 0.995 x capacity."""
+    from engine.analytic import load_curve, mean_and_sla
+    from engine.analytic.operating_point import sweep_grid
+
+    design = build_design(scenario(ctx), ctx)
+    cap = capacity(design)[0]
+    points = load_curve(design, 12)
+    assert [rate for rate, _, _ in points] == sweep_grid(cap / 12, cap * 0.995, 12)
+    assert all((mean, tail) == mean_and_sla(design, rate) for rate, mean, tail in points)
+    assert all(tail >= mean > 0 for _, mean, tail in points)
+
+
 def test_parallel_design_sweep_matches_serial(ctx):
     from engine.analytic.space import sweep_designs
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.analytic import Context, build_design, capacity, evaluate_design, load_curve
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.session import get_book, get_store
@@ -28,11 +27,10 @@ def evaluate_json(scenario_json: str, version: tuple) -> dict:
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
     ev = evaluate_design(design, ctx)
-    cap = capacity(design)[0]
-    rates = list(np.linspace(cap / 40, cap * 0.995, 40))
-    pts = [mean_and_sla(design, r) for r in rates]
-    return {"evaluation": ev.model_dump(), "curve": {"rates": rates, "mean_ms": [p[0] * 1e3 for p in pts],
-                                                      "tail_ms": [p[1] * 1e3 for p in pts]}}
+    points = load_curve(design, 40)
+    return {"evaluation": ev.model_dump(), "curve": {"rates": [rate for rate, _, _ in points],
+                                                      "mean_ms": [mean * 1e3 for _, mean, _ in points],
+                                                      "tail_ms": [tail * 1e3 for _, _, tail in points]}}
 
 
 def evaluate_cached(scenario_json: str) -> dict:

@@ -12,12 +12,10 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence
 
-import numpy as np
-
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
-from engine.analytic.operating_point import RatePoint, at_rate, capacity, mean_and_sla
+from engine.analytic.operating_point import RatePoint, at_rate, capacity, mean_and_sla, sweep_grid
 from engine.analytic.pipeline import Context, build_design
 from engine.executors import Executor, LocalExecutor
 from engine.scenario import Scenario
@@ -84,9 +82,7 @@ def _rates_chunk(design: Design, rates: Sequence[float]) -> list[RatePoint]:
 def sweep_rates(design: Design, lo: float, hi: float, n: int, executor: Optional[Executor] = None) -> list[RatePoint]:
     """The analytic latency-vs-load curve at n evenly spaced rates from lo to hi (req/s), in chunks on `executor`
     (default: here, in one process); the same points as engine.analytic.sweep."""
-    if not 0 < lo <= hi or n < 1:
-        raise ValueError(f"need 0 < lo <= hi and n >= 1, got {lo}:{hi}:{n}")
-    rates = [float(r) for r in np.linspace(lo, hi, n)]
+    rates = sweep_grid(lo, hi, n)
     chunks = [rates[i:i + RATES_PER_CHUNK] for i in range(0, n, RATES_PER_CHUNK)]
     parts = (executor or LocalExecutor(1)).map(_rates_chunk, design, chunks)
     return [p for part in parts for p in part]
