@@ -122,19 +122,6 @@ def test_load_curve_is_mean_and_sla_on_the_sweep_grid(ctx):
     assert all(tail >= mean > 0 for _, mean, tail in points)
 
 
-def test_parallel_design_sweep_matches_serial(ctx):
-    from engine.analytic.space import sweep_designs
-
-    scs = [scenario(ctx, gpu={"layout": lay}, batching={"policy": pol}, workload={"arrival": {"rate_rps": 4000}})
-           for lay in (["1g.10gb"] * 7, ["3g.40gb", "4g.40gb"], ["7g.80gb"])
-           for pol in ("fixed", "work-conserving", "none")]
-    serial = sweep_designs(scs, ctx, 4000, workers=1)
-    parallel = sweep_designs(scs, ctx, 4000, workers=2, chunk=2)
-    assert [p.index for p in parallel] == list(range(len(scs)))
-    assert [(p.capacity_rps, p.sla_ms) for p in parallel] == [(p.capacity_rps, p.sla_ms) for p in serial]
-    assert any(p.meets_sla for p in serial) and any(not p.stable for p in serial)
-
-
 def test_remembered_rate_points_match_a_fresh_context(store):
     """A GPU side remembers its answers per rate; sides with another RPC overhead must not share them."""
     from engine.analytic import mean_and_sla
