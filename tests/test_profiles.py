@@ -188,3 +188,16 @@ def test_unanswerable_curves_raise_profile_errors_that_say_why(store):
         book.curve("bert-base", "T4-16GB", "full")
     with pytest.raises(ProfileError, match="cannot be derived from .*at least two batch sizes"):
         book.curve("alexnet", "V100-16GB", "mps:50")
+
+
+def test_default_jitter_constants_agree():
+    """One home for the 5 % jitter: its SCV (queueing) and log-sd (log-normal draws) are the cv's."""
+    from engine.profiles.tails import (DEFAULT_CV, DEFAULT_SCV, DEFAULT_SIGMA, lognormal_quantile,
+                                       lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios)
+
+    assert DEFAULT_SCV == pytest.approx(DEFAULT_CV ** 2, rel=1e-12)
+    assert lognormal_sigma_for_ratio(1.0, 2.33) == DEFAULT_SIGMA == lognormal_sigma_for_ratio(1.5, 0.0)
+    ratios = np.array([0.9, 1.0, 1.05, 1.3, 5.0])
+    assert lognormal_sigmas_for_ratios(ratios, 2.33).tolist() == [lognormal_sigma_for_ratio(r, 2.33) for r in ratios]
+    assert lognormal_quantile(2.0, DEFAULT_SCV, 0.99) == pytest.approx(2.0 * jitter_factor(99), rel=1e-12)
+    assert lognormal_quantile(2.0, 0.0, 0.99) == 2.0
