@@ -65,7 +65,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     util[design.accelerator] = float(np.mean(parts_busy)) if len(parts_busy) else pt.gpu.utilization
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
         util[f"{design.accelerator}:{p.label}"] = u
-    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    free = sc.host.free_cores
     cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
     host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),
                 "free for serving (cores)": float(free), "reserved (cores)": float(sc.host.cpu_reserved_cores)}
@@ -171,7 +171,7 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optiona
     gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
     cap = capacity(design)[0]
     pt = at_rate(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
-    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    free = sc.host.free_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
     dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)

@@ -100,12 +100,10 @@ def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str
     """(gpu index, partition, label) of every instance the scenario's GPUs are cut into."""
     gpu = book.catalog.gpu(require_gpu(scenario, "MIG layouts and GPU% shares").sku)
     out = []
-    for g in range(scenario.gpu.count):
+    for g, layout in enumerate(scenario.gpu.per_gpu_layouts()):
         if scenario.gpu.shares is not None:
             out += [(g, f"mps:{s:g}", f"GPU{g} {s:g}%") for s in scenario.gpu.shares]
             continue
-        layout = (scenario.gpu.layouts[g] if scenario.gpu.layouts is not None
-                  else scenario.gpu.layout)
         if layout is None:
             out.append((g, "full", f"GPU{g} full"))
             continue

@@ -149,8 +149,7 @@ def _candidates(scenario: Scenario, ctx: Context, sku: str) -> list[Optional[tup
     gpu = ctx.book.catalog.gpu(sku)
     out: list[Optional[tuple[str, ...]]] = []
     if scenario.gpu is not None and scenario.gpu.sku == sku:
-        own = scenario.gpu.layouts or ([scenario.gpu.layout] if scenario.gpu.layout else [])
-        out += [tuple(sorted(e.split("@")[0] for e in lay)) for lay in own]
+        out += [tuple(sorted(entry.split("@")[0] for entry in layout)) for layout in scenario.gpu.declared_layouts()]
     if gpu.mig_capable:
         out += [tuple(sorted(i.profile for i in lay.instances)) for lay in enumerate_layouts(gpu)]
     out.append(None)

@@ -72,8 +72,7 @@ def describe(s: Scenario) -> dict[str, str]:
         if s.gpu.shares:
             part = "GPU% " + " + ".join(f"{x:g}" for x in s.gpu.shares)
         elif s.gpu.layout or s.gpu.layouts:
-            per = s.gpu.layouts or [s.gpu.layout]
-            counts = Counter(e.split("@")[0] for lay in per for e in lay)
+            counts = Counter(entry.split("@")[0] for layout in s.gpu.declared_layouts() for entry in layout)
             part = " + ".join(f"{n} x {p}" for p, n in sorted(counts.items())) + ("" if s.gpu.layouts else
                                                                                   " per GPU")
         else:
