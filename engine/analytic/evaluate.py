@@ -140,8 +140,7 @@ def _profiled(ctx: Context, sc: Scenario, length: Optional[float]) -> Optional[f
     """The profiled input length the GPU side priced at (None for fixed-size inputs)."""
     if length is None:
         return None
-    src = ctx.book._source(sc.model, sc.gpu.sku, "full", sc.precision, None, False)
-    lengths = ctx.book.lengths(sc.model, *src)
+    lengths = ctx.book.profiled_lengths(sc.model, sc.gpu.sku, "full", sc.precision)
     return next((l for l in lengths if l >= length - 1e-9), lengths[-1])
 
 

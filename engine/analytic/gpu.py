@@ -230,9 +230,8 @@ def _service_tables(scenario: Scenario, book: ProfileBook, name: str, curve: Cur
 
 
 def _first_len(book, model, sku, partition, precision):
-    src = book._source(model, sku, partition, precision, None, False)
-    lens = book.lengths(model, *src)
-    return lens[len(lens) // 2]
+    lengths = book.profiled_lengths(model, sku, partition, precision)
+    return lengths[len(lengths) // 2]
 
 
 def _curve_at(book: ProfileBook, model, sku, partition, precision, length, lengths) -> Curve:

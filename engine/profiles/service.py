@@ -175,6 +175,11 @@ class ProfileBook:
         best = sizes.sort_values(["single", "pref", "n"], ascending=[True, True, False]).iloc[0]
         return str(best["precision"]), str(best["framework"])
 
+    def profiled_lengths(self, model: str, sku: str, partition: str, precision: Optional[str]) -> list[float]:
+        """The input lengths profiled in the series a (model, GPU, partition, precision) curve is read from, sorted
+        (empty for fixed-size inputs)."""
+        return self.lengths(model, *self._source(model, sku, partition, precision, None, False))
+
     def lengths(self, model: str, sku: str, partition: str, precision: str, framework: str) -> list[float]:
         df = self._series(model, sku, partition)
         df = df[(df["precision"] == precision) & (df["framework"] == framework)]
