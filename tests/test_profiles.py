@@ -201,3 +201,9 @@ def test_default_jitter_constants_agree():
     assert lognormal_sigmas_for_ratios(ratios, 2.33).tolist() == [lognormal_sigma_for_ratio(r, 2.33) for r in ratios]
     assert lognormal_quantile(2.0, DEFAULT_SCV, 0.99) == pytest.approx(2.0 * jitter_factor(99), rel=1e-12)
     assert lognormal_quantile(2.0, 0.0, 0.99) == 2.0
+
+
+def test_percentile_key_names_quantiles_as_the_simulator_does():
+    from engine.profiles.tails import percentile_key
+
+    assert [percentile_key(q) for q in (0.5, 0.95, 0.99, 0.999, 0.9999)] == ["p50", "p95", "p99", "p99.9", "p99.99"]

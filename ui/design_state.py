@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, load_curve
+from engine.profiles.tails import percentile_key
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.session import get_book, get_store
@@ -47,7 +48,7 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     rates = [cap * f for f in fractions]
     # one process: forking a Streamlit server (threads, sockets) is not safe
     runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=progress)
-    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's name for the SLA percentile
+    key = percentile_key(design.sla_percentile)  # the simulator's name for the SLA percentile
     points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
                "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
     hist: dict[int, int] = {}

@@ -19,6 +19,11 @@ DEFAULT_SIGMA = math.sqrt(math.log1p(DEFAULT_CV ** 2))  # log-sd of the default 
 PERCENTILES = (50, 90, 95, 99)
 
 
+def percentile_key(quantile: float) -> str:
+    """The name of a latency quantile (0..1) in the simulator's results: 0.99 -> 'p99', 0.999 -> 'p99.9'."""
+    return f"p{round(quantile * 100, 4):g}"
+
+
 def jitter_factor(percentile: float, cv: float = DEFAULT_CV) -> float:
     """Ratio of the `percentile`-th latency to the mean under the log-normal jitter model."""
     if not 0 < percentile < 100:
