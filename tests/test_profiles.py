@@ -207,3 +207,16 @@ def test_percentile_key_names_quantiles_as_the_simulator_does():
     from engine.profiles.tails import percentile_key
 
     assert [percentile_key(q) for q in (0.5, 0.95, 0.99, 0.999, 0.9999)] == ["p50", "p95", "p99", "p99.9", "p99.99"]
+
+
+def test_paris_and_the_profiles_share_the_utilisation_knee():
+    """One utilisation-knee rule (engine.profiles.knee.reaches_knee) for the profiles' knees and PARIS's tables."""
+    from engine.partition.paris import knee_from_table
+    from engine.profiles.knee import reaches_knee
+
+    batches, throughput = [1, 2, 4, 8, 16], [10.0, 19.0, 32.8, 40.0, 41.0]
+    table = {batch: value / max(throughput) for batch, value in zip(batches, throughput)}
+    for threshold in (0.5, 0.8, 0.97, 1.0):
+        assert batches[knee_utilization(batches, throughput, threshold)] == knee_from_table(table, threshold)
+    assert reaches_knee(0.8 - 1e-13, 0.8) and not reaches_knee(0.79, 0.8)
+    assert knee_from_table({1: 0.5, 2: 0.6}, 0.9) is None
