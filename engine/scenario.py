@@ -18,7 +18,7 @@ from statistics import NormalDist
 from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
-from engine.errors import KneepointError, excerpt
+from engine.errors import KneepointError, error_message, excerpt
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
@@ -558,7 +558,7 @@ def _format(err: dict) -> str:
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    msg = err.get("msg", "").removeprefix("Value error, ")
+    msg = error_message(err)
     if path:
         return f"{path}: {msg} (got {excerpt(err.get('input'))})" if "input" in err and not isinstance(
             err.get("input"), dict) else f"{path}: {msg}"

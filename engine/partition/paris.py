@@ -24,7 +24,7 @@ import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from engine.errors import KneepointError
+from engine.errors import KneepointError, error_message, error_path
 from engine.profiles.knee import reaches_knee
 
 #: Algorithm 1 line 8: MaxBatch_knee is where utilisation reaches 80 % (rpc_figures.csv, PARIS seed Sec IV-B)
@@ -139,8 +139,7 @@ def load_paris_input(data: dict | ParisInput) -> ParisInput:
         return ParisInput.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
-        path = ".".join(str(p) for p in err.get("loc", ()))
-        msg = err.get("msg", "").removeprefix("Value error, ")
+        path, msg = error_path(err), error_message(err)
         got = err.get("input")
         shown = "" if isinstance(got, dict) or not path else f" (got {got!r})"
         raise ParisError(f"{path}: {msg}{shown}" if path else msg) from None
