@@ -1,7 +1,8 @@
 """Analytic sweep speed: every maximal A100 layout x 4 preprocessing devices x 6 RPC presets x batching grid.
 
 Prints designs per second for the sweep (build the design, capacity, bottleneck and latency at the offered
-rate), the time for one design, and the time for one full evaluation (with SLA-bounded throughput and cost).
+rate), the time for one design, the time for one full evaluation (with SLA-bounded throughput and cost), and
+the design-space sweep the Search page runs (engine.search: full evaluations) on two worker processes.
 Goal (issue 4): about 1 ms per design, at least 5,000 designs/s.
 
     .venv/bin/python benchmarks/analytic_sweep.py [--gpu A100-SXM4-80GB] [--model resnet50] [--limit N]
@@ -17,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla  # noqa: E402
-from engine.analytic.space import sweep_designs  # noqa: E402
 from engine.catalog import enumerate_layouts  # noqa: E402
 from engine.scenario import load_scenario  # noqa: E402
+from engine.search import expand, parse_space, search  # noqa: E402
 from engine.store import Store  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -61,10 +62,14 @@ with tempfile.TemporaryDirectory() as tmp:
             mean_and_sla(d, args.rate)
     warm = time.perf_counter() - t0
     fresh = Context.from_store(Store(Path(tmp) / "k.duckdb"))  # nothing memoised: a cold sweep
+    per_layout = len(devices) * len(presets) * len(batching)
+    grid = expand(parse_space({"name": "benchmark", "base": {"model": args.model, "gpu": {"sku": args.gpu},
+                                                             "workload": {"arrival": {"rate_rps": args.rate}}},
+                               "layouts": layouts[:-(-len(scenarios) // per_layout)], "preprocessing": devices,
+                               "rpc": presets, "batching": batching}), fresh.book)
     t0 = time.perf_counter()
-    points = sweep_designs(scenarios, fresh, args.rate, workers=2)
+    searched = search(grid, fresh, workers=2, confirm_top=0)  # the design-space sweep the Search page runs
     parallel = time.perf_counter() - t0
-    assert len(points) == len(scenarios)
     sample = scenarios[len(scenarios) // 2]
     d = build_design(sample, ctx)
     n = 200
@@ -93,8 +98,8 @@ print(f"designs: {len(scenarios)} ({len(layouts)} layouts x {len(devices)} devic
       f"{len(batching)} batching) of {args.model} on {args.gpu} at {args.rate:,.0f} req/s")
 print(f"sweep, first pass (stage costs computed once and shared): {cold:.2f} s = {len(scenarios) / cold:,.0f} designs/s")
 print(f"sweep, second pass (all shared parts cached):              {warm:.2f} s = {len(scenarios) / warm:,.0f} designs/s")
-print(f"sweep, cold, 2 worker processes (sweep_designs):          {parallel:.2f} s = "
-      f"{len(scenarios) / parallel:,.0f} designs/s")
+print(f"search's sweep, cold, 2 worker processes (full evaluations): {parallel:.2f} s = "
+      f"{searched.size / parallel:,.0f} designs/s ({searched.size} designs)")
 print(f"one design (build + capacity + mean and SLA-percentile latency), parts shared: {one * 1e3:.3f} ms")
 print(f"one design, no design part shared (fresh context, {len(samples)} designs): {one_cold * 1e3:.3f} ms")
 print(f"one full evaluation (+ SLA-bounded throughput and cost):    {full * 1e3:.2f} ms")

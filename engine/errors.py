@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import reprlib
 
-__all__ = ["KneepointError", "ECHO_CHARS", "excerpt"]
+__all__ = ["KneepointError", "ECHO_CHARS", "error_message", "error_path", "excerpt"]
 
 
 class KneepointError(ValueError):
@@ -32,3 +32,15 @@ def excerpt(value: object, limit: int = ECHO_CHARS) -> str:
     shown.maxstring = shown.maxother = limit
     text = shown.repr(value)
     return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def error_path(error: dict) -> str:
+    """The field one pydantic error is about (an item of ValidationError.errors()), its location's parts joined
+    by dots ('' for the whole model)."""
+    return ".".join(str(part) for part in error.get("loc", ()))
+
+
+def error_message(error: dict) -> str:
+    """What one pydantic error says is wrong, without the 'Value error, ' pydantic puts before a validator's
+    own message."""
+    return error.get("msg", "").removeprefix("Value error, ")

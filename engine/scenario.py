@@ -18,7 +18,7 @@ from statistics import NormalDist
 from typing import Annotated, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
-from engine.errors import KneepointError, excerpt
+from engine.errors import KneepointError, error_message, excerpt
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
@@ -113,6 +113,14 @@ class GpuSpec(_Spec):
                 raise ValueError("shares must be GPU% values in (0, 100]")
         return self
 
+    def per_gpu_layouts(self) -> list[Optional[list[str]]]:
+        """Each GPU's MIG layout, in GPU order (None: the whole GPU, or GPU% shares)."""
+        return list(self.layouts) if self.layouts is not None else [self.layout] * self.count
+
+    def declared_layouts(self) -> list[list[str]]:
+        """The MIG layouts as declared: one per GPU (`layouts`), the one every GPU uses (`layout`), or none."""
+        return self.layouts or ([self.layout] if self.layout is not None else [])
+
 
 class FpgaSpec(_Spec):
     """FPGA boards serving the model as EIF accelerators (engine.fpga): boards x accelerators x hardware threads.
@@ -143,6 +151,11 @@ class HostSpec(_Spec):
             raise ValueError(f"cpu_reserved_cores ({self.cpu_reserved_cores}) must be below cpu_cores "
                              f"({self.cpu_cores})")
         return self
+
+    @property
+    def free_cores(self) -> int:
+        """Cores left for serving, shared by CPU preprocessing and the RPC path: cpu_cores - cpu_reserved_cores."""
+        return self.cpu_cores - self.cpu_reserved_cores
 
 
 class PreprocessDevice(StrEnum):
@@ -462,7 +475,7 @@ class Scenario(_Spec):
         # the CPU preprocessing pool and the RPC path split the free cores (engine.analytic.pipeline): a pool of
         # every free core leaves the RPC path none, and the design's capacity would read 0 with bottleneck 'rpc'
         cores = self.preprocessing.cores
-        free = self.host.cpu_cores - self.host.cpu_reserved_cores
+        free = self.host.free_cores
         if self.preprocessing.device == PreprocessDevice.CPU and cores is not None and cores >= free:
             raise _PathError("preprocessing.cores", cores,
                              f"{cores} leaves no core for the RPC path: the host has {free} free cores "
@@ -490,7 +503,7 @@ class Scenario(_Spec):
             gpu = book.catalog.gpu(self.gpu.sku)
         except UnknownNameError as e:
             raise _PathError("gpu.sku", self.gpu.sku, str(e)) from None
-        layouts = self.gpu.layouts or ([self.gpu.layout] if self.gpu.layout is not None else [])
+        layouts = self.gpu.declared_layouts()
         for g, layout in enumerate(layouts):
             where = f"gpu.layouts[{g}]" if self.gpu.layouts else "gpu.layout"
             for i, entry in enumerate(layout):
@@ -545,7 +558,7 @@ def _format(err: dict) -> str:
     path = ""
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    msg = err.get("msg", "").removeprefix("Value error, ")
+    msg = error_message(err)
     if path:
         return f"{path}: {msg} (got {excerpt(err.get('input'))})" if "input" in err and not isinstance(
             err.get("input"), dict) else f"{path}: {msg}"

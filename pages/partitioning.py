@@ -111,8 +111,6 @@ except KneepointError as e:
     st.stop()
 
 by = {r.policy: r for r in study.rows}
-best_homog = max((r for r in study.rows if r.policy.startswith("gpu") and r.policy != "gpu-max"),
-                 key=lambda r: r.bounded_fifs_rps, default=None)
 m = st.columns([1, 3])
 m[0].metric("SLA", f"p{study.percentile:g} <= {study.sla_ms:.2f} ms")
 with m[1]:

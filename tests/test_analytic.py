@@ -109,28 +109,17 @@ def test_overloaded_design_is_reported_unstable(ctx):
     assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms["p99"])
 
 
-def test_cores_needed_grow_with_active_partitions(ctx):
-    from engine.analytic.hostcpu import cores_needed_by_partitions
+def test_load_curve_is_mean_and_sla_on_the_sweep_grid(ctx):
+    """The one latency-vs-load curve the pages and the report draw: evenly spaced rates up to 0.995 x capacity."""
+    from engine.analytic import load_curve, mean_and_sla
+    from engine.analytic.operating_point import sweep_grid
 
-    rows = cores_needed_by_partitions(scenario(ctx, gpu={"layout": ["1g.10gb"] * 7}, model="efficientnet-b0",
-                                               host={"cpu_cores": 32}), ctx)
-    assert [r["active_partitions"] for r in rows] == list(range(1, 8))
-    totals = [r["total_cores"] for r in rows]
-    assert all(b > a for a, b in zip(totals, totals[1:]))
-    assert rows[-1]["total_cores"] > rows[-1]["available_cores"]  # PREBA Fig 8: 7 slices outrun 30 cores
-
-
-def test_parallel_design_sweep_matches_serial(ctx):
-    from engine.analytic.space import sweep_designs
-
-    scs = [scenario(ctx, gpu={"layout": lay}, batching={"policy": pol}, workload={"arrival": {"rate_rps": 4000}})
-           for lay in (["1g.10gb"] * 7, ["3g.40gb", "4g.40gb"], ["7g.80gb"])
-           for pol in ("fixed", "work-conserving", "none")]
-    serial = sweep_designs(scs, ctx, 4000, workers=1)
-    parallel = sweep_designs(scs, ctx, 4000, workers=2, chunk=2)
-    assert [p.index for p in parallel] == list(range(len(scs)))
-    assert [(p.capacity_rps, p.sla_ms) for p in parallel] == [(p.capacity_rps, p.sla_ms) for p in serial]
-    assert any(p.meets_sla for p in serial) and any(not p.stable for p in serial)
+    design = build_design(scenario(ctx), ctx)
+    cap = capacity(design)[0]
+    points = load_curve(design, 12)
+    assert [rate for rate, _, _ in points] == sweep_grid(cap / 12, cap * 0.995, 12)
+    assert all((mean, tail) == mean_and_sla(design, rate) for rate, mean, tail in points)
+    assert all(tail >= mean > 0 for _, mean, tail in points)
 
 
 def test_remembered_rate_points_match_a_fresh_context(store):

@@ -188,3 +188,35 @@ def test_unanswerable_curves_raise_profile_errors_that_say_why(store):
         book.curve("bert-base", "T4-16GB", "full")
     with pytest.raises(ProfileError, match="cannot be derived from .*at least two batch sizes"):
         book.curve("alexnet", "V100-16GB", "mps:50")
+
+
+def test_default_jitter_constants_agree():
+    """One home for the 5 % jitter: its SCV (queueing) and log-sd (log-normal draws) are the cv's."""
+    from engine.profiles.tails import (DEFAULT_CV, DEFAULT_SCV, DEFAULT_SIGMA, lognormal_quantile,
+                                       lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios)
+
+    assert DEFAULT_SCV == pytest.approx(DEFAULT_CV ** 2, rel=1e-12)
+    assert lognormal_sigma_for_ratio(1.0, 2.33) == DEFAULT_SIGMA == lognormal_sigma_for_ratio(1.5, 0.0)
+    ratios = np.array([0.9, 1.0, 1.05, 1.3, 5.0])
+    assert lognormal_sigmas_for_ratios(ratios, 2.33).tolist() == [lognormal_sigma_for_ratio(r, 2.33) for r in ratios]
+    assert lognormal_quantile(2.0, DEFAULT_SCV, 0.99) == pytest.approx(2.0 * jitter_factor(99), rel=1e-12)
+    assert lognormal_quantile(2.0, 0.0, 0.99) == 2.0
+
+
+def test_percentile_key_names_quantiles_as_the_simulator_does():
+    from engine.profiles.tails import percentile_key
+
+    assert [percentile_key(q) for q in (0.5, 0.95, 0.99, 0.999, 0.9999)] == ["p50", "p95", "p99", "p99.9", "p99.99"]
+
+
+def test_paris_and_the_profiles_share_the_utilisation_knee():
+    """One utilisation-knee rule (engine.profiles.knee.reaches_knee) for the profiles' knees and PARIS's tables."""
+    from engine.partition.paris import knee_from_table
+    from engine.profiles.knee import reaches_knee
+
+    batches, throughput = [1, 2, 4, 8, 16], [10.0, 19.0, 32.8, 40.0, 41.0]
+    table = {batch: value / max(throughput) for batch, value in zip(batches, throughput)}
+    for threshold in (0.5, 0.8, 0.97, 1.0):
+        assert batches[knee_utilization(batches, throughput, threshold)] == knee_from_table(table, threshold)
+    assert reaches_knee(0.8 - 1e-13, 0.8) and not reaches_knee(0.79, 0.8)
+    assert knee_from_table({1: 0.5, 2: 0.6}, 0.9) is None

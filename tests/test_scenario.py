@@ -109,3 +109,32 @@ def test_query_size_table_is_normalised_and_checked(store):
     for table, msg in (({"0": 1}, "query sizes must be 1..4096"), ({"2": 0}, "not all 0"), (None, "needs table")):
         with pytest.raises(ScenarioError, match=msg):
             load_scenario({**base, "workload": {"query_size": {"kind": "table", "table": table}}}, book)
+
+
+def test_gpu_layouts_per_gpu_and_as_declared():
+    from engine.scenario import GpuSpec, HostSpec
+
+    one = GpuSpec(sku="A100-SXM4-80GB", count=2, layout=["3g.40gb", "4g.40gb"])
+    assert one.per_gpu_layouts() == [["3g.40gb", "4g.40gb"]] * 2 and one.declared_layouts() == [["3g.40gb", "4g.40gb"]]
+    each = GpuSpec(sku="A100-SXM4-80GB", count=2, layouts=[["7g.80gb"], ["1g.10gb"] * 7])
+    assert each.per_gpu_layouts() == each.declared_layouts() == [["7g.80gb"], ["1g.10gb"] * 7]
+    for whole in (GpuSpec(sku="A100-SXM4-80GB", count=3), GpuSpec(sku="A100-SXM4-80GB", count=3, shares=[50, 50])):
+        assert whole.per_gpu_layouts() == [None] * 3 and whole.declared_layouts() == []
+    assert HostSpec(cpu_cores=32, cpu_reserved_cores=2).free_cores == 30
+
+
+def test_one_reading_of_a_pydantic_error():
+    """engine.errors.error_path / error_message: the field and the message every loader shows."""
+    from pydantic import ValidationError
+
+    from engine.errors import error_message, error_path
+    from engine.scenario import HostSpec
+
+    with pytest.raises(ValidationError) as info:
+        HostSpec(cpu_cores=4, cpu_reserved_cores=4)
+    whole = info.value.errors()[0]
+    assert error_path(whole) == "" and error_message(whole).startswith("cpu_reserved_cores (4) must be below")
+    with pytest.raises(ValidationError) as info:
+        HostSpec(cpu_cores=0)
+    field = info.value.errors()[0]
+    assert error_path(field) == "cpu_cores" and error_message(field) == field["msg"]

@@ -80,6 +80,15 @@ def test_the_simulator_prices_from_the_same_length_rows(ctx):
     assert svc.sigma[0] == design.gpu.partitions[0].jitter_sigma
 
 
+def test_profiled_lengths_are_the_simulators_lengths(ctx):
+    """ProfileBook.profiled_lengths: the lengths of the series a curve is read from (what the simulator prices at)."""
+    design = build_design(load_scenario(JASPER, ctx.book), ctx)
+    svc = GpuService(design, 10, np.random.default_rng(0), None, ctx)
+    lengths = ctx.book.profiled_lengths("jasper", "A100-SXM4-80GB", "full", None)
+    assert lengths == svc.lengths and len(lengths) > 1 and lengths == sorted(lengths)
+    assert ctx.book.profiled_lengths("resnet50", "A100-SXM4-80GB", "full", None) == []
+
+
 def test_members_per_batch_counts_requests_not_items(ctx):
     sc = load_scenario({**JASPER, "workload": {**JASPER["workload"], "query_size": {"kind": "fixed", "size": 4}}},
                        ctx.book)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.analytic import Context, build_design, capacity, evaluate_design, load_curve
+from engine.profiles.tails import percentile_key
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.session import get_book, get_store
@@ -28,11 +28,10 @@ def evaluate_json(scenario_json: str, version: tuple) -> dict:
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
     ev = evaluate_design(design, ctx)
-    cap = capacity(design)[0]
-    rates = list(np.linspace(cap / 40, cap * 0.995, 40))
-    pts = [mean_and_sla(design, r) for r in rates]
-    return {"evaluation": ev.model_dump(), "curve": {"rates": rates, "mean_ms": [p[0] * 1e3 for p in pts],
-                                                      "tail_ms": [p[1] * 1e3 for p in pts]}}
+    points = load_curve(design, 40)
+    return {"evaluation": ev.model_dump(), "curve": {"rates": [rate for rate, _, _ in points],
+                                                      "mean_ms": [mean * 1e3 for _, mean, _ in points],
+                                                      "tail_ms": [tail * 1e3 for _, _, tail in points]}}
 
 
 def evaluate_cached(scenario_json: str) -> dict:
@@ -49,7 +48,7 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     rates = [cap * f for f in fractions]
     # one process: forking a Streamlit server (threads, sockets) is not safe
     runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=progress)
-    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's name for the SLA percentile
+    key = percentile_key(design.sla_percentile)  # the simulator's name for the SLA percentile
     points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
                "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
     hist: dict[int, int] = {}

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
-from engine.analytic.operating_point import RatePoint, at_rate, capacity, sla_bounded_rate, sweep
+from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
                          inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
@@ -51,10 +51,6 @@ class Evaluation(BaseModel):
     mig_vs_whole: Optional[MigVsWhole] = None
 
 
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else math.inf
-
-
 def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
                     cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Evaluation:
     sc = design.scenario
@@ -69,7 +65,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     util[design.accelerator] = float(np.mean(parts_busy)) if len(parts_busy) else pt.gpu.utilization
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
         util[f"{design.accelerator}:{p.label}"] = u
-    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    free = sc.host.free_cores
     cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
     host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),
                 "free for serving (cores)": float(free), "reserved (cores)": float(sc.host.cpu_reserved_cores)}
@@ -144,8 +140,7 @@ def _profiled(ctx: Context, sc: Scenario, length: Optional[float]) -> Optional[f
     """The profiled input length the GPU side priced at (None for fixed-size inputs)."""
     if length is None:
         return None
-    src = ctx.book._source(sc.model, sc.gpu.sku, "full", sc.precision, None, False)
-    lengths = ctx.book.lengths(sc.model, *src)
+    lengths = ctx.book.profiled_lengths(sc.model, sc.gpu.sku, "full", sc.precision)
     return next((l for l in lengths if l >= length - 1e-9), lengths[-1])
 
 
@@ -175,7 +170,7 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optiona
     gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
     cap = capacity(design)[0]
     pt = at_rate(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
-    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    free = sc.host.free_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
     dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)
@@ -209,8 +204,3 @@ def evaluate(scenario: Scenario | dict | str, ctx: Context, rate: Optional[float
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)
     return evaluate_design(build_design(scenario, ctx), ctx, rate, cost_basis)
-
-
-def curve(scenario: Scenario, ctx: Context, lo: float, hi: float, n: int) -> list[RatePoint]:
-    """The analytic latency-vs-load curve of a scenario."""
-    return sweep(build_design(scenario, ctx), lo, hi, n)

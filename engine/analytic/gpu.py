@@ -19,6 +19,7 @@ from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.service import batch_provenance
 from engine.profiles.knee import KneeRule
+from engine.profiles.tails import lognormal_sigma_for_ratio  # also engine.sim.service's import
 from engine.scenario import BatchingPolicy, Scenario, require_gpu
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
@@ -99,12 +100,10 @@ def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str
     """(gpu index, partition, label) of every instance the scenario's GPUs are cut into."""
     gpu = book.catalog.gpu(require_gpu(scenario, "MIG layouts and GPU% shares").sku)
     out = []
-    for g in range(scenario.gpu.count):
+    for g, layout in enumerate(scenario.gpu.per_gpu_layouts()):
         if scenario.gpu.shares is not None:
             out += [(g, f"mps:{s:g}", f"GPU{g} {s:g}%") for s in scenario.gpu.shares]
             continue
-        layout = (scenario.gpu.layouts[g] if scenario.gpu.layouts is not None
-                  else scenario.gpu.layout)
         if layout is None:
             out.append((g, "full", f"GPU{g} full"))
             continue
@@ -130,16 +129,6 @@ def effective_length(scenario: Scenario, lengths: list[float]) -> Optional[float
     else:
         value = math.exp(spec.mu + 1.2816 * spec.sigma)
     return float(min(max(value, lengths[0]), lengths[-1]))
-
-
-def lognormal_sigma_for_ratio(ratio: float, z: float) -> float:
-    """Log-normal sigma (mean 1) whose quantile at standard-normal score z is `ratio`: the small root of
-    exp(z s - s^2 / 2) = ratio (log-normal quantile, Johnson, Kotz and Balakrishnan, Continuous Univariate
-    Distributions Vol. 1, ch. 14); a cv of 5 % (engine.profiles.tails) when the ratio says nothing."""
-    if ratio <= 1.0 or z <= 0:
-        return math.sqrt(math.log1p(0.05 ** 2))
-    disc = z * z - 2 * math.log(ratio)
-    return z - math.sqrt(disc) if disc > 0 else z
 
 
 def length_rows(book: ProfileBook, scenario: Scenario, partition: str, lengths: list[float]) -> list[np.ndarray]:
@@ -241,9 +230,8 @@ def _service_tables(scenario: Scenario, book: ProfileBook, name: str, curve: Cur
 
 
 def _first_len(book, model, sku, partition, precision):
-    src = book._source(model, sku, partition, precision, None, False)
-    lens = book.lengths(model, *src)
-    return lens[len(lens) // 2]
+    lengths = book.profiled_lengths(model, sku, partition, precision)
+    return lengths[len(lengths) // 2]
 
 
 def _curve_at(book: ProfileBook, model, sku, partition, precision, length, lengths) -> Curve:

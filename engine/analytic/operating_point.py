@@ -175,8 +175,27 @@ def scan_rates(design: Design, cap: float, points: int = SCAN_POINTS) -> np.ndar
     return np.append(below[below < top], top)
 
 
-def sweep(design: Design, lo: float, hi: float, n: int) -> list[RatePoint]:
-    """The latency-vs-load curve at `n` evenly spaced rates from lo to hi (requests/s)."""
+def sweep_grid(lo: float, hi: float, n: int) -> list[float]:
+    """`n` evenly spaced rates from lo to hi (requests/s): the rates of sweep (and of engine.analytic.space's
+    sweep_rates); ValueError unless 0 < lo <= hi and n >= 1."""
     if not 0 < lo <= hi or n < 1:
         raise ValueError(f"need 0 < lo <= hi and n >= 1, got {lo}:{hi}:{n}")
-    return [at_rate(design, float(r)) for r in np.linspace(lo, hi, n)]
+    return [float(rate) for rate in np.linspace(lo, hi, n)]
+
+
+def sweep(design: Design, lo: float, hi: float, n: int) -> list[RatePoint]:
+    """The latency-vs-load curve at `n` evenly spaced rates from lo to hi (requests/s)."""
+    return [at_rate(design, rate) for rate in sweep_grid(lo, hi, n)]
+
+
+CURVE_TOP = 0.995  # a load curve stops this fraction of the way to capacity, where the latency is unbounded
+
+
+def load_curve(design: Design, points: int) -> list[tuple[float, float, float]]:
+    """The latency-vs-load curve the pages and the report draw, on the lean path (mean_and_sla): (rate in
+    requests/s, mean latency in s, latency at the SLA percentile in s) at `points` evenly spaced rates from
+    capacity / points to CURVE_TOP x capacity; empty when the capacity is not finite and positive."""
+    cap = capacity(design)[0]
+    if not (math.isfinite(cap) and cap > 0):
+        return []
+    return [(rate, *mean_and_sla(design, rate)) for rate in sweep_grid(cap / points, cap * CURVE_TOP, points)]

@@ -1,6 +1,6 @@
 """Assemble a scenario's stages: RPC path and host CPU, preprocessing, GPU partitions (DESIGN.md section 5).
 
-Host CPU budget: the free cores (cpu_cores - cpu_reserved_cores) serve the RPC
+Host CPU budget: the free cores (HostSpec.free_cores) serve the RPC
 path (server SerDes, stack, CPU copies, kernel launches and completion
 polling, engine.stages.rpc) and, when preprocessing runs on the CPU, the
 preprocessing pool. With `preprocessing.cores` unset the two share the free
@@ -158,7 +158,7 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
     book = ctx.book
     gpu = _Link(scenario, book)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
-    free = scenario.host.cpu_cores - scenario.host.cpu_reserved_cores
+    free = scenario.host.free_cores
     model_like = ctx.memo(("model_like", scenario.model, gpu.kernels),
                           lambda: _ModelLike(model_row, gpu.kernels))
     path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, b),

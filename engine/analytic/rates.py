@@ -33,14 +33,17 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
-from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
+from engine.analytic.gpu import GpuSide
+from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
+                                      timeout_batch_wait,
                                       wait_quantile)
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.scenario import BatchingPolicy, SchedulerPolicy
+from engine.profiles.tails import (DEFAULT_SCV, lognormal_quantile, lognormal_sigma_for_ratio,
+                                   lognormal_sigmas_for_ratios)
 from engine.stages import StageCost
 
-GPU_SCV = 0.0025  # batch service-time jitter (cv 5 %, engine.profiles.tails)
+GPU_SCV = DEFAULT_SCV  # batch service-time jitter (the default cv, engine.profiles.tails)
 
 
 class StagePoint(BaseModel):
@@ -73,13 +76,6 @@ class GpuPoint(BaseModel):
     saturated: bool  # batches grew beyond the timeout size to keep up
 
 
-def _lognormal_q(mean: float, scv: float, p: float) -> float:
-    if scv <= 0 or mean <= 0:
-        return mean
-    s2 = math.log1p(scv)
-    return mean * math.exp(NormalDist().inv_cdf(p) * math.sqrt(s2) - s2 / 2)
-
-
 def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
     """A host-side stage at `lam` requests/s (G/G/c, Poisson arrivals)."""
     util = lam / stage.capacity_rps
@@ -91,7 +87,7 @@ def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
     wq, wqq, _ = gg_c_wait(lam, stage.service_s, servers, 1.0, stage.scv, p)
     return StagePoint.model_construct(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
                       capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=wq, wait_q_s=wqq,
-                      service_q_s=_lognormal_q(stage.service_s, stage.scv, p))
+                      service_q_s=lognormal_quantile(stage.service_s, stage.scv, p))
 
 
 def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray,
@@ -412,7 +408,7 @@ def _lognormal_tables(part, cap: int, z: float) -> tuple[np.ndarray, np.ndarray]
     tail(k) from the partition's tables, z the standard normal p-quantile (remembered by the partition)."""
     def make():
         mean, tail = _tables(part, cap)
-        sigma = _sigmas_for_ratios(tail / mean, z)
+        sigma = lognormal_sigmas_for_ratios(tail / mean, z)
         mu = np.log(mean) - sigma ** 2 / 2
         mu.setflags(write=False)
         sigma.setflags(write=False)
@@ -425,16 +421,6 @@ def _derived(part, key: tuple, make):
     """make(), remembered by the partition where it can (Partition.derived); any object with the tables works."""
     remember = getattr(part, "derived", None)
     return remember(key, make) if remember is not None else make()
-
-
-def _sigmas_for_ratios(ratio: np.ndarray, z: float) -> np.ndarray:
-    """lognormal_sigma_for_ratio over an array of tail-to-mean ratios."""
-    default = math.sqrt(math.log1p(0.05 ** 2))
-    if z <= 0:
-        return np.full(len(ratio), default)
-    disc = z * z - 2 * np.log(np.maximum(ratio, 1e-300))
-    small_root = np.where(disc > 0, z - np.sqrt(np.maximum(disc, 0.0)), z)
-    return np.where(ratio <= 1.0, default, small_root)
 
 
 def _size_law(part, b) -> np.ndarray:
@@ -455,7 +441,7 @@ def _job_law(part, q_pmf: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]
 
     z = NormalDist().inv_cdf(p)
     means, tails = _tables(part, len(q_pmf))
-    sigma = _sigmas_for_ratios(tails / means, z)
+    sigma = lognormal_sigmas_for_ratios(tails / means, z)
     u = ndtri((np.arange(JOB_NODES) + 0.5) / JOB_NODES)
     values = means[:, None] * np.exp(sigma[:, None] * u[None, :] - sigma[:, None] ** 2 / 2)
     weights = np.repeat(q_pmf[:, None] / JOB_NODES, JOB_NODES, axis=1)
@@ -469,7 +455,7 @@ def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarr
     cap = max(1, int(part.max_batch))
     z = NormalDist().inv_cdf(p)
     means, tails = _tables(part, cap)
-    q = bulk_service_queue(lam_items, means, _sigmas_for_ratios(tails / means, z))
+    q = bulk_service_queue(lam_items, means, lognormal_sigmas_for_ratios(tails / means, z))
     return q.wait_mean_s, wait_quantile(q.wait_mean_s, q.p_wait, p), q.batch_pmf
 
 
@@ -479,7 +465,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
     cap = max(1, int(part.max_batch))
     z = NormalDist().inv_cdf(p)
     means, tails = _tables(part, cap)
-    return timer_batch_queue(lam_items, tq, means, _sigmas_for_ratios(tails / means, z))
+    return timer_batch_queue(lam_items, tq, means, lognormal_sigmas_for_ratios(tails / means, z))
 
 
 def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float:

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from engine.errors import KneepointError
+from engine.errors import KneepointError, error_path
 from engine.io.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
 
@@ -205,7 +205,7 @@ class ComputedValueError(KneepointError):
 def _computed_value_error(e) -> ComputedValueError:
     """The first error of an internal model's ValidationError as one line naming the model and the field."""
     first = e.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in first.get("loc", ()))
+    field = error_path(first)
     got = f" (got {quoted(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
     return ComputedValueError(f"a value computed from the input is out of range: {e.title}.{field}: "
                               f"{first.get('msg', '')}{got}; is a number in the input far too large or small?")

@@ -65,15 +65,15 @@ def _workload(args, scenario):
 def _validated(model, data, flag):
     from pydantic import ValidationError
 
-    from engine.errors import excerpt
+    from engine.errors import error_message, error_path, excerpt
     from engine.sim import SimError
 
     try:
         return model.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
-        where = ".".join(str(p) for p in err.get("loc", ()))
-        raise SimError(f"{flag}: {where + ': ' if where else ''}{err.get('msg', '').removeprefix('Value error, ')}"
+        where = error_path(err)
+        raise SimError(f"{flag}: {where + ': ' if where else ''}{error_message(err)}"
                        + (f" (got {excerpt(err['input'])})" if "input" in err and not isinstance(err["input"], dict)
                           and "got " not in err.get("msg", "") else "")) from None
 

@@ -112,9 +112,7 @@ def _per_gpu_layouts(scenario: Scenario) -> list[Optional[list[str]]]:
     if g.shares is not None:
         raise ExportError("gpu.shares: GPU% (MPS) shares have no MIG or Kubernetes resource to export; "
                           "use a MIG layout or whole GPUs")
-    if g.layouts is not None:
-        return list(g.layouts)
-    return [g.layout] * g.count
+    return g.per_gpu_layouts()
 
 
 def placed_layout(gpu: Gpu, entries: list[str]) -> MigLayout:

@@ -37,6 +37,7 @@ from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
+from engine.profiles.tails import percentile_key
 from engine.scenario import (MAX_CORES, MAX_RATE_RPS, GpuSpec, PreprocessDevice, PreprocessingSpec, Scenario,
                              load_scenario, require_gpu)
 
@@ -149,8 +150,7 @@ def _candidates(scenario: Scenario, ctx: Context, sku: str) -> list[Optional[tup
     gpu = ctx.book.catalog.gpu(sku)
     out: list[Optional[tuple[str, ...]]] = []
     if scenario.gpu is not None and scenario.gpu.sku == sku:
-        own = scenario.gpu.layouts or ([scenario.gpu.layout] if scenario.gpu.layout else [])
-        out += [tuple(sorted(e.split("@")[0] for e in lay)) for lay in own]
+        out += [tuple(sorted(entry.split("@")[0] for entry in layout)) for layout in scenario.gpu.declared_layouts()]
     if gpu.mig_capable:
         out += [tuple(sorted(i.profile for i in lay.instances)) for lay in enumerate_layouts(gpu)]
     out.append(None)
@@ -352,7 +352,7 @@ def _confirm(answer: TypeAnswer, ctx: Context, rate: float, n_requests: int, see
     design = build_design(sc, ctx)
     sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=answer.server_rate_rps, stats="numpy")
     p = sc.workload.sla.percentile
-    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's own key for the SLA quantile
+    key = percentile_key(design.sla_percentile)  # the simulator's own key for the SLA quantile
     q = sim.latency_ms.get(key)
     ci = sim.ci.get(key)
     sla_ms = design.sla_s * 1e3

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from engine.errors import KneepointError, excerpt
+from engine.errors import KneepointError, error_message, error_path, excerpt
 from engine.io.records import MAX_TEXT_CHARS
 
 R = TypeVar("R", bound=BaseModel)
@@ -99,10 +99,10 @@ def rows_from_records(records: Iterable[dict], model: type[R], where: str, start
 
 def _describe(err: dict, clean: dict) -> str:
     """One pydantic error as 'field X: why (value V)', V cut short; a whole-row check names its own fields."""
-    msg = err["msg"].removeprefix("Value error, ")
+    msg = error_message(err)
     if not err["loc"]:
         return msg
-    loc = ".".join(str(p) for p in err["loc"])
+    loc = error_path(err)
     return f"field {loc!r}: {msg} (value {excerpt(clean.get(err['loc'][0], ''))})"
 
 

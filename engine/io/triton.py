@@ -21,7 +21,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from engine.errors import excerpt
+from engine.errors import error_message, error_path, excerpt
 from engine.io.importers import ImportFailed, ImportResult, Source, decode, read_bytes
 from engine.io.records import MAX_TEXT_CHARS, PRECISIONS, LatencyPointRow, LoadPointRow
 
@@ -159,8 +159,8 @@ def _row(model_cls, where: str, line: Optional[int], **values):
         return model_cls(**values)
     except ValidationError as e:
         err = e.errors(include_context=False, include_url=False)[0]
-        msg = err["msg"].removeprefix("Value error, ")
-        failure = f"field {'.'.join(str(p) for p in err['loc'])!r}: {msg}" if err["loc"] else msg
+        msg = error_message(err)
+        failure = f"field {error_path(err)!r}: {msg}" if err["loc"] else msg
     # raised outside the handler: pydantic's error (and the frames it holds) is not chained to ours
     raise ImportFailed(f"{where}: {'line ' + str(line) + ': ' if line else ''}{failure}")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.profiles.tails import percentile_key
+
 
 class BoundedRate(BaseModel):
     """The simulated latency-bounded throughput and the probes that found it."""
@@ -38,7 +40,7 @@ def sim_bounded_rate(scenario, ctx, n_requests: int = 20_000, seed: int = 0, ste
         scenario = load_scenario(scenario, ctx.book)
     design = build_design(scenario, ctx)
     cap = capacity(design)[0]
-    key = f"p{round(design.sla_percentile * 100, 4):g}"
+    key = percentile_key(design.sla_percentile)
     lo, hi = 0.0, cap
     probes = []
     for _ in range(steps):

@@ -24,7 +24,8 @@ import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from engine.errors import KneepointError
+from engine.errors import KneepointError, error_message, error_path
+from engine.profiles.knee import reaches_knee
 
 #: Algorithm 1 line 8: MaxBatch_knee is where utilisation reaches 80 % (rpc_figures.csv, PARIS seed Sec IV-B)
 THRESHOLD = 0.8
@@ -138,8 +139,7 @@ def load_paris_input(data: dict | ParisInput) -> ParisInput:
         return ParisInput.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
-        path = ".".join(str(p) for p in err.get("loc", ()))
-        msg = err.get("msg", "").removeprefix("Value error, ")
+        path, msg = error_path(err), error_message(err)
         got = err.get("input")
         shown = "" if isinstance(got, dict) or not path else f" (got {got!r})"
         raise ParisError(f"{path}: {msg}{shown}" if path else msg) from None
@@ -147,7 +147,7 @@ def load_paris_input(data: dict | ParisInput) -> ParisInput:
 
 def knee_from_table(table: dict[int, float], threshold: float) -> Optional[int]:
     """Smallest batch whose value reaches `threshold` (Algorithm 1 line 8), None if none does."""
-    return next((b for b in sorted(table) if table[b] >= threshold - 1e-12), None)
+    return next((batch for batch in sorted(table) if reaches_knee(table[batch], threshold)), None)
 
 
 def items_per_s(inp: ParisInput, k: str) -> dict[int, float]:

@@ -36,12 +36,18 @@ def utilization(throughput) -> np.ndarray:
     return x / np.max(x)
 
 
+def reaches_knee(util, threshold: float):
+    """The utilisation rule (PARIS Alg. 1 line 8): utilisation (a number or an array) at or above `threshold`,
+    to 1e-12 so a value on the threshold counts."""
+    return util >= threshold - 1e-12
+
+
 def knee_utilization(batches, throughput, threshold: float = 0.8) -> int:
     """Index of the smallest batch whose utilisation reaches `threshold` (PARIS Alg. 1 line 8)."""
     if not 0 < threshold <= 1:  # also refuses NaN
         raise KneeError(f"threshold must be a fraction in {THRESHOLD_RANGE}, got {threshold!r}")
     util = utilization(throughput)
-    return int(np.argmax(util >= threshold - 1e-12))
+    return int(np.argmax(reaches_knee(util, threshold)))
 
 
 def knee_curve(throughput, tail_latency) -> int:

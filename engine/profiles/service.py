@@ -139,9 +139,8 @@ class ProfileBook:
     def memory_limit(self, model: str, sku: str, partition: str, input_len: Optional[float] = None) -> Optional[int]:
         """Largest batch with weights + batch x activation memory within the partition (None if unknown).
 
-        Activation memory is per sample at the model's reference input; for
-        variable-length inputs it is scaled by input_len over the reference length
-        when one is given (an estimate, see data/seed/README.md).
+        Activation memory is per sample at the model's reference input, whatever `input_len` is: the
+        limit is not scaled with the input length.
         """
         if model not in self.models.index:
             return None
@@ -175,6 +174,11 @@ class ProfileBook:
         sizes["single"] = sizes["n"] < 2  # a batch sweep beats a lone point (it can be interpolated and fitted)
         best = sizes.sort_values(["single", "pref", "n"], ascending=[True, True, False]).iloc[0]
         return str(best["precision"]), str(best["framework"])
+
+    def profiled_lengths(self, model: str, sku: str, partition: str, precision: Optional[str]) -> list[float]:
+        """The input lengths profiled in the series a (model, GPU, partition, precision) curve is read from, sorted
+        (empty for fixed-size inputs)."""
+        return self.lengths(model, *self._source(model, sku, partition, precision, None, False))
 
     def lengths(self, model: str, sku: str, partition: str, precision: str, framework: str) -> list[float]:
         df = self._series(model, sku, partition)

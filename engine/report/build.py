@@ -6,15 +6,14 @@ the CSV/Parquet tables, and engine.report.readback recovers its scenarios from t
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic import Context, Evaluation, build_design, capacity, evaluate_design, mean_and_sla
+from engine.analytic import Context, Evaluation, build_design, evaluate_design
+from engine.analytic import load_curve as analytic_load_curve
 from engine.report.provenance import ProfileUse, profiles_used
 from engine.scenario import Scenario, load_scenario
 
@@ -105,13 +104,10 @@ def _labelled(e: ValueError, index: int, name: Optional[str]) -> ValueError:
 
 def load_curve(design, percentile: float, points: int = CURVE_POINTS) -> LoadCurve:
     """Mean and SLA-percentile latency at `points` rates from capacity/points to just below capacity."""
-    cap = capacity(design)[0]
-    if not (math.isfinite(cap) and cap > 0):
-        return LoadCurve(rates_rps=(), mean_ms=(), tail_ms=(), percentile=percentile)
-    rates = [float(r) for r in np.linspace(cap / points, cap * 0.995, points)]
-    pts = [mean_and_sla(design, r) for r in rates]
-    return LoadCurve(rates_rps=tuple(rates), mean_ms=tuple(p[0] * 1e3 for p in pts),
-                     tail_ms=tuple(p[1] * 1e3 for p in pts), percentile=percentile)
+    points_on_curve = analytic_load_curve(design, points)
+    return LoadCurve(rates_rps=tuple(rate for rate, _, _ in points_on_curve),
+                     mean_ms=tuple(mean * 1e3 for _, mean, _ in points_on_curve),
+                     tail_ms=tuple(tail * 1e3 for _, _, tail in points_on_curve), percentile=percentile)
 
 
 def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_hash: str,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.catalog import LayoutError, UnknownNameError, enumerate_layouts, validate_layout
 from engine.scenario import (BatchingSpec, GpuSpec, PreprocessingSpec, RpcSpec, Scenario, ScenarioError,
                              SchedulerSpec, load_scenario)
-from engine.errors import ECHO_CHARS, KneepointError, excerpt
+from engine.errors import ECHO_CHARS, KneepointError, error_message, error_path, excerpt
 
 SCHEMA_ID = "kneepoint.search/1"
 DEFAULT_MAX_DESIGNS = 20_000
@@ -137,8 +137,7 @@ def _message(first: dict) -> str:
     err = (first.get("ctx") or {}).get("error")
     if isinstance(err, _FieldError):
         return f"{err.path}: {err}"
-    path = ".".join(str(p) for p in first.get("loc", ()))
-    msg = first.get("msg", "").removeprefix("Value error, ")
+    path, msg = error_path(first), error_message(first)
     got = first.get("input")
     given = "" if isinstance(got, (dict, list)) or first.get("type") == "missing" else f" (got {excerpt(got)})"
     return f"{path}: {msg}{given}" if path else msg

@@ -12,10 +12,9 @@ import math
 from collections import Counter
 from typing import Callable, Optional
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.analytic import Context, build_design, evaluate_design, load_curve
 from engine.cost import COST_BASIS_NAMES, CostBasis
 from engine.scenario import Scenario
 from engine.errors import KneepointError
@@ -73,8 +72,7 @@ def describe(s: Scenario) -> dict[str, str]:
         if s.gpu.shares:
             part = "GPU% " + " + ".join(f"{x:g}" for x in s.gpu.shares)
         elif s.gpu.layout or s.gpu.layouts:
-            per = s.gpu.layouts or [s.gpu.layout]
-            counts = Counter(e.split("@")[0] for lay in per for e in lay)
+            counts = Counter(entry.split("@")[0] for layout in s.gpu.declared_layouts() for entry in layout)
             part = " + ".join(f"{n} x {p}" for p, n in sorted(counts.items())) + ("" if s.gpu.layouts else
                                                                                   " per GPU")
         else:
@@ -123,11 +121,10 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
     for s in scenarios:
         design = build_design(s, ctx)
         ev = evaluate_design(design, ctx, cost_basis=cost_basis)
-        cap = capacity(design)[0]
-        rates = [float(r) for r in np.linspace(cap / CURVE_POINTS, cap * 0.995, CURVE_POINTS)]
-        pts = [mean_and_sla(design, r) for r in rates]
-        curves.append(DesignCurve(name=s.name, rates_rps=rates, mean_ms=[p[0] * 1e3 for p in pts],
-                                  tail_ms=[p[1] * 1e3 for p in pts]))
+        points = load_curve(design, CURVE_POINTS)
+        curves.append(DesignCurve(name=s.name, rates_rps=[rate for rate, _, _ in points],
+                                  mean_ms=[mean * 1e3 for _, mean, _ in points],
+                                  tail_ms=[tail * 1e3 for _, _, tail in points]))
         pcts.append(float(ev.sla["percentile"]))
         slas.append(float(ev.sla["latency_ms"]))
         results.append({

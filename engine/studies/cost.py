@@ -117,7 +117,7 @@ def cost_inputs(design: Design, ctx: Context, throughput_rps: float) -> CostInpu
     prices from the scenario where set, else cost_defaults (as engine.analytic.evaluate prices an Evaluation)."""
     sc = design.scenario
     pt = at_rate(design, max(throughput_rps, 1e-6))
-    free = sc.host.cpu_cores - sc.host.cpu_reserved_cores
+    free = sc.host.free_cores
     host_util = min(1.0, sum(min(throughput_rps, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
     dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)

@@ -232,7 +232,7 @@ def _dpu_times(scenario: Scenario, ctx: Context, row, pipeline: str, size: float
 def _scaling(scenario: Scenario, designs: dict, decode_cap, dpu_times, pcie_gen: int) -> tuple[ScalingRow, ...]:
     """One row per count of active partitions, in the design's order (PREBA Figures 8, 9, 17)."""
     base, cpu, gdec = designs[PreprocessDevice.NONE], designs[PreprocessDevice.CPU], designs[PreprocessDevice.GPU]
-    q, free = base.q_mean, float(scenario.host.cpu_cores - scenario.host.cpu_reserved_cores)
+    q, free = base.q_mean, float(scenario.host.free_cores)
     pre_cpu, rpc_cpu = _cpu_split(cpu)
     # GPU decode: the design's RPC/host stage caps; the decode pool is re-sized for each k below
     rpc_cap_gdec = min((s.capacity_rps for s in gdec.host_stages if not s.name.startswith("preprocess")),

@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic import Context, build_design, capacity, mean_and_sla, sla_bounded_rate
+from engine.analytic import Context, build_design, capacity, load_curve, sla_bounded_rate
 from engine.analytic.pipeline import _ModelLike
 from engine.scenario import RpcPreset, Scenario
 from engine.stages.rpc import DEFAULT_KERNEL_COUNT, RpcBreakdown, rpc_path
@@ -106,13 +105,8 @@ def _row(preset: RpcPreset, mine: bool, bd: RpcBreakdown, design, rate: float) -
 
 
 def _load(preset: RpcPreset, design) -> list[LoadPoint]:
-    cap = capacity(design)[0]
-    out = []
-    for r in np.linspace(cap / LOAD_POINTS, cap * 0.995, LOAD_POINTS):
-        mean, tail = mean_and_sla(design, float(r))
-        if math.isfinite(tail):
-            out.append(LoadPoint(preset=preset.value, rate_rps=float(r), mean_ms=mean * 1e3, p99_ms=tail * 1e3))
-    return out
+    return [LoadPoint(preset=preset.value, rate_rps=rate, mean_ms=mean * 1e3, p99_ms=tail * 1e3)
+            for rate, mean, tail in load_curve(design, LOAD_POINTS) if math.isfinite(tail)]
 
 
 def table1_services() -> tuple[ServiceRow, ...]:
