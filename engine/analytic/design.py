@@ -13,8 +13,9 @@ from engine.accelerator_side import GpuSide
 from engine.analytic.accelerators import backend_of
 from engine.analytic.lengths import query_size_pmf
 from engine.catalog import MigContention, busy_slices_factor, mig_contention
-from engine.scenario import Scenario, SchedulerPolicy
+from engine.scenario import Scenario
 from engine.stages import StageCost
+from engine.vocab import SchedulerPolicy
 
 #: MLPerf Inference Server-scenario p99 latency bounds (MLPerf Inference rules, "Benchmarks" table:
 #: ResNet-50 15 ms, BERT 130 ms, RNN-T 1000 ms); other models default to 100 ms.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from engine.analytic.pipeline import Context, build_design
-from engine.scenario import PreprocessDevice, Scenario
+from engine.scenario import Scenario
 from engine.stages.preprocess import cores_needed_curve, cpu_cost_per_item_s
+from engine.vocab import PreprocessDevice
 
 
 def cores_needed_by_partitions(scenario: Scenario, ctx: Context) -> list[dict[str, float]]:

@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.profiles import ProfileBook
-from engine.scenario import PreprocessDevice, Scenario
+from engine.scenario import Scenario
 from engine.stages import StageCost
 from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage, sm_decode_charges
 from engine.stages.rpc import rpc_path, rpc_stage
+from engine.vocab import PreprocessDevice
 
 
 MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)

@@ -33,12 +33,13 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import GpuSide, lognormal_sigma_for_ratio
+from engine.accelerator_side import GpuSide
+from engine.analytic.gpu import lognormal_sigma_for_ratio
 from engine.analytic.queueing import (bulk_service_queue, gg_c_wait, mg1_wait_quantile, timeout_batch_wait,
                                       wait_quantile)
 from engine.analytic.timerqueue import timer_batch_queue
-from engine.scenario import BatchingPolicy, SchedulerPolicy
 from engine.stages import StageCost
+from engine.vocab import BatchingPolicy, SchedulerPolicy
 
 GPU_SCV = 0.0025  # batch service-time jitter (cv 5 %, engine.profiles.tails)
 

@@ -24,7 +24,8 @@ from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_GPUS
 from engine.errors import KneepointError
 from engine.partition.pack import pack
-from engine.scenario import BatchingPolicy, Scenario, SchedulerPolicy, load_scenario, require_gpu
+from engine.scenario import Scenario, load_scenario, require_gpu
+from engine.vocab import BatchingPolicy, SchedulerPolicy
 
 #: the HorizontalPodAutoscaler aims each replica at this fraction of its SLA-bounded throughput, so a replica
 #: scales out before the tail reaches the SLA (the analytic tail grows steeply in the last 20 % before it)

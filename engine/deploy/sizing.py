@@ -37,8 +37,9 @@ from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
-from engine.scenario import (MAX_CORES, MAX_RATE_RPS, GpuSpec, PreprocessDevice, PreprocessingSpec, Scenario,
-                             load_scenario, require_gpu)
+from engine.scenario import (MAX_CORES, MAX_RATE_RPS, GpuSpec, PreprocessingSpec, Scenario, load_scenario,
+                             require_gpu)
+from engine.vocab import PreprocessDevice
 
 
 

@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.scenario import BatchingPolicy
+from engine.vocab import BatchingPolicy
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3
 TOKEN_BUCKET = 64.0  # text models (assumption: PREBA buckets audio only)
