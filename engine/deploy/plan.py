@@ -23,7 +23,7 @@ from engine.catalog import Gpu, MigLayout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_GPUS
 from engine.errors import KneepointError
-from engine.partition.pack import pack
+from engine.partition.pack import pack, PackingError
 from engine.scenario import Scenario, load_scenario, require_gpu
 from engine.vocab import BatchingPolicy, SchedulerPolicy
 
@@ -121,8 +121,6 @@ def _per_gpu_layouts(scenario: Scenario) -> list[Optional[list[str]]]:
 def placed_layout(gpu: Gpu, entries: list[str]) -> MigLayout:
     """One GPU's layout placed by the packer: a layout that cannot be placed raises the packer's
     PackingError, which names the instance and why (as an ExportError)."""
-    from engine.partition.pack import PackingError
-
     devices: dict[str, int] = {}
     for e in entries:
         name = e.split("@")[0]

@@ -34,6 +34,7 @@ from engine.io.seed_csv import SeedError, read_csv, rows_from_records
 from engine.errors import ECHO_CHARS, excerpt
 from engine.io.import_common import ImportFailed, ImportResult, Source, decode, read_bytes
 from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
+from engine.store import USER_TABLES, StoreError
 
 __all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_perf_analyzer",
            "import_model_analyzer", "import_upload", "check_upload_limits", "placement_error", "check_rows",
@@ -48,8 +49,6 @@ def _optional(model, name: str) -> bool:
 # --------------------------------------------------------------------------- own schema
 
 def _table_for(table: Optional[str], where: str) -> str:
-    from engine.store import USER_TABLES
-
     if table is None:
         stem = Path(where).stem
         table = stem if stem in TABLES else "latency_points"
@@ -278,8 +277,6 @@ def model_warnings(known: set[str], rows: dict[str, list]) -> list[str]:
 
 
 def _commit(store, result: ImportResult) -> ImportResult:
-    from engine.store import StoreError
-
     result.warnings += model_warnings(known_models(store), result.rows)
     failure = None
     try:

@@ -25,6 +25,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from engine.errors import KneepointError
+from engine.catalog import UnknownNameError
+from engine.profiles import ProfileError
 
 #: Algorithm 1 line 8: MaxBatch_knee is where utilisation reaches 80 % (rpc_figures.csv, PARIS seed Sec IV-B)
 THRESHOLD = 0.8
@@ -310,9 +312,6 @@ def paris_input_from_book(book, model: str, sku: str, partitions: list[str], dis
     1..max(dist); batches a partition's curve or memory cannot answer are left out (PARIS then
     names them if they fall in that partition's range). GPCs are the profiles' compute slices.
     """
-    from engine.catalog import UnknownNameError
-    from engine.profiles import ProfileError
-
     gpu = book.gpu(sku)
     if not partitions:
         raise ParisError("partitions: give at least one MIG profile")

@@ -19,6 +19,7 @@ from engine.analytic import Context, build_design, capacity, evaluate_design, me
 from engine.cost import COST_BASIS_NAMES, CostBasis
 from engine.scenario import Scenario
 from engine.errors import KneepointError
+from engine.partition.bounded import sim_bounded_rate
 
 #: result columns compared, with whether more is better (for the sign of a delta's colour)
 RESULTS: dict[str, bool] = {
@@ -161,8 +162,6 @@ def simulate_bounds(scenarios: list[Scenario], ctx: Context, n_requests: int = 1
     """Each design's largest load whose simulated SLA-percentile latency meets its SLA (bisection on the
     load, common random numbers across probes); what the analytic engine cannot judge (ELSA's routing,
     heavy tails) the simulator does."""
-    from engine.partition.bounded import sim_bounded_rate
-
     if not scenarios:
         raise CompareError("nothing to simulate: pin at least one design")
     out = []
