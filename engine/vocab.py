@@ -1,4 +1,5 @@
-"""The scenario's vocabulary: every fixed set of names a Scenario field takes, in one leaf module.
+"""The engine's vocabulary: every fixed set of names a Scenario field takes, and the other StrEnums (knee rules,
+cost bases, partitioning policies, the seed rows' kinds), in one leaf module.
 
 StrEnums for the choices code branches on (devices, presets, policies, workload and service kinds) and
 Literal aliases for the smaller sets the contract only checks. This module imports nothing of the engine, so
@@ -57,6 +58,58 @@ class ServiceKind(StrEnum):
     DETERMINISTIC = "deterministic"
     EXPONENTIAL = "exponential"
     LOGNORMAL = "lognormal"
+
+
+# the profiles, the cost and partitioning pages, and the seed rows
+
+class KneeRule(StrEnum):
+    UTILIZATION = "utilization"
+    CURVE = "curve"
+
+
+class CostBasis(StrEnum):
+    """The throughput a design is priced at: one basis for every design that is compared."""
+
+    SLA_BOUNDED = "sla-bounded"  # the largest load whose SLA-percentile latency meets the SLA (the default)
+    CAPACITY = "capacity"  # the bottleneck's saturation throughput: PREBA 6.3's like-for-like basis
+    OFFERED = "offered-load"  # the scenario's arrival rate, up to capacity
+
+
+class PartitionPolicy(StrEnum):
+    GPU1 = "gpu1"
+    GPU2 = "gpu2"
+    GPU3 = "gpu3"
+    GPU4 = "gpu4"
+    GPU7 = "gpu7"
+    GPU_MAX = "gpu-max"
+    RANDOM = "random"
+    PARIS = "paris"
+
+
+class Provenance(StrEnum):
+    """Where a number came from (DESIGN.md section 4)."""
+
+    MEASURED = "measured"  # timed by this project's profilers
+    PUBLISHED = "published"  # copied from a cited publication or vendor table
+    DERIVED = "derived"  # computed here from other rows (the row says how)
+
+
+class Domain(StrEnum):
+    VISION = "vision"
+    SPEECH = "speech"
+    NLP = "nlp"
+
+
+class InputKind(StrEnum):
+    FIXED = "fixed"  # one input size (an image at 224x224)
+    VARIABLE = "variable"  # cost depends on input length (audio seconds, tokens)
+
+
+class LoadKind(StrEnum):
+    """What a load-latency sweep varies (Triton perf_analyzer's two load modes)."""
+
+    CONCURRENCY = "concurrency"  # outstanding requests kept in flight
+    REQUEST_RATE = "request_rate"  # requests per second offered
 
 
 #: the RPC path's choices (engine.stages.rpc): network stack, host-to-device copy, who launches, how completion is seen

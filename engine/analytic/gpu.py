@@ -18,9 +18,8 @@ from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.service import batch_provenance
-from engine.profiles.knee import KneeRule
 from engine.scenario import Scenario, require_gpu
-from engine.vocab import BatchingPolicy
+from engine.vocab import BatchingPolicy, KneeRule
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95

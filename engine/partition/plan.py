@@ -10,7 +10,6 @@ discretised as the analytic engine does) and the profile store's service-time mo
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Callable, Optional
 
 from pydantic import BaseModel, ConfigDict
@@ -22,22 +21,12 @@ from engine.partition.paris import MAX_BATCH, ParisResult, paris, paris_input_fr
 from engine.analytic.design import query_size_pmf
 from engine.analytic import build_design, sla_bounded_rate
 from engine.profiles import ProfileError
-from engine.scenario import ScenarioError, load_scenario, Scenario
+from engine.scenario import Scenario, ScenarioError, load_scenario
+from engine.vocab import PartitionPolicy
 
 #: Sec V: SLA = N x the latency of the distribution's largest batch on GPU(7), N = 1.5 by default
 #: (rpc_figures.csv, PARIS seed Sec V)
 SLA_MULTIPLE = 1.5
-
-
-class PartitionPolicy(StrEnum):
-    GPU1 = "gpu1"
-    GPU2 = "gpu2"
-    GPU3 = "gpu3"
-    GPU4 = "gpu4"
-    GPU7 = "gpu7"
-    GPU_MAX = "gpu-max"
-    RANDOM = "random"
-    PARIS = "paris"
 
 
 class PartitionPlan(BaseModel):

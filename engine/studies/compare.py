@@ -16,10 +16,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
-from engine.cost import COST_BASIS_NAMES, CostBasis
+from engine.cost import COST_BASIS_NAMES
 from engine.scenario import Scenario
 from engine.errors import KneepointError
 from engine.partition.bounded import sim_bounded_rate
+from engine.vocab import CostBasis
 
 #: result columns compared, with whether more is better (for the sign of a delta's colour)
 RESULTS: dict[str, bool] = {
