@@ -50,11 +50,11 @@ class Partition(BaseModel):
     def service(self, b: float) -> float:
         """Mean service time (s) of a batch of b items, linear between integer batches."""
         b = min(max(b, 1.0), len(self.mean_s))
-        i = int(math.floor(b))
-        if i >= len(self.mean_s):
+        whole = int(math.floor(b))
+        if whole >= len(self.mean_s):
             return float(self.mean_s[-1])
-        f = b - i
-        return float(self.mean_s[i - 1] * (1 - f) + self.mean_s[i] * f)
+        fraction = b - whole
+        return float(self.mean_s[whole - 1] * (1 - fraction) + self.mean_s[whole] * fraction)
 
     def tail(self, b: float) -> float:
         b = int(round(min(max(b, 1.0), len(self.tail_s))))

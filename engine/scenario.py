@@ -19,7 +19,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from engine.errors import ScenarioError, excerpt
 from engine.stages.rpc import RpcComponents, components_for
-from engine.validate import validate
+from engine.validate import check_model, validate
 from engine.vocab import (BatchingPolicy, Completion, CopyMethod, InputLenKind, Orchestration, PreprocessDevice,
                           QuerySizeKind, RpcPreset, SchedulerPolicy, ServiceHost, ServiceKind, TraceUnit,
                           WorkloadKind)
@@ -449,6 +449,13 @@ def _format(err: dict) -> str:
     return msg
 
 
+def _model_first(data: dict, book, first_loc: tuple) -> None:
+    """An unknown model is reported before any error but one in schema or name (the fields before it), as when
+    the profile store was consulted while the fields were validated."""
+    if book is not None and tuple(first_loc[:1]) not in (("schema",), ("name",)):
+        check_model(data.get("model"), book)
+
+
 def load_scenario(data: dict | str | Scenario, book=None) -> Scenario:
     """Validate a scenario (dict, JSON text or Scenario) against the catalogue; raise ScenarioError."""
     if isinstance(data, Scenario):
@@ -463,9 +470,11 @@ def load_scenario(data: dict | str | Scenario, book=None) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except _PathError as e:
+        _model_first(data, book, ())
         raise ScenarioError(f"{e.path}: {e}") from None
     except ValidationError as e:
         first = e.errors()[0]
+        _model_first(data, book, first.get("loc", ()))
         ctx_err = (first.get("ctx") or {}).get("error")
         if isinstance(ctx_err, _PathError):
             raise ScenarioError(f"{ctx_err.path}: {ctx_err}") from None

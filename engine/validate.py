@@ -22,9 +22,7 @@ if TYPE_CHECKING:  # the types only: engine.scenario calls validate() from load_
 
 def validate(scenario: Scenario, book: ProfileBook) -> Scenario:
     """The scenario, checked against the profile store and the catalogue of `book`; raises ScenarioError."""
-    if scenario.model not in book.model_names:
-        raise ScenarioError(f"model: {excerpt(scenario.model)} has no latency profile; valid: "
-                            f"{', '.join(sorted(book.model_names))} (got {excerpt(scenario.model)})")
+    check_model(scenario.model, book)
     if scenario.fpga is not None:
         try:
             check_fpga(scenario, book)
@@ -34,6 +32,14 @@ def validate(scenario: Scenario, book: ProfileBook) -> Scenario:
         _check_gpus(scenario, book)
     _check_precision(scenario, book)
     return scenario
+
+
+def check_model(model: object, book: ProfileBook) -> None:
+    """A model name (text) that has no latency profile in `book` is refused. load_scenario also asks this of a
+    scenario that fails its own validation, since the model field comes before every field but schema and name."""
+    if isinstance(model, str) and model not in book.model_names:
+        raise ScenarioError(f"model: {excerpt(model)} has no latency profile; valid: "
+                            f"{', '.join(sorted(book.model_names))} (got {excerpt(model)})")
 
 
 def _check_gpus(scenario: Scenario, book: ProfileBook) -> None:

@@ -146,19 +146,19 @@ def _product_quantile(g: np.ndarray, sigma: float, p: float, z_tail: float) -> f
 
 def query_size_pmf(scenario: Scenario) -> np.ndarray:
     """Items per query: fixed, a table, or log-normal discretised to 1..max_size (PARIS section V)."""
-    q = scenario.workload.query_size
-    if q.kind == "fixed":
-        pmf = np.zeros(q.size)
+    spec = scenario.workload.query_size
+    if spec.kind == "fixed":
+        pmf = np.zeros(spec.size)
         pmf[-1] = 1.0
         return pmf
-    if q.kind == "table":  # a measured or edited distribution, normalised
-        pmf = np.zeros(q.largest)
-        for k, p in q.table:
-            if k <= q.largest:
-                pmf[k - 1] += p
+    if spec.kind == "table":  # a measured or edited distribution, normalised
+        pmf = np.zeros(spec.largest)
+        for size, probability in spec.table:
+            if size <= spec.largest:
+                pmf[size - 1] += probability
         return pmf / pmf.sum()
-    k = np.arange(1, q.max_size + 1, dtype=float)
-    nd = NormalDist(q.mu, q.sigma)
-    cdf = np.array([nd.cdf(math.log(x)) for x in np.concatenate([[0.5], k + 0.5])])
+    sizes = np.arange(1, spec.max_size + 1, dtype=float)
+    normal = NormalDist(spec.mu, spec.sigma)
+    cdf = np.array([normal.cdf(math.log(edge)) for edge in np.concatenate([[0.5], sizes + 0.5])])
     pmf = np.diff(cdf)
     return pmf / pmf.sum()
