@@ -293,7 +293,7 @@ class QuerySizeSpec(_Spec):
 
     @model_validator(mode="after")
     def _lognormal_in_range(self) -> "QuerySizeSpec":
-        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.design.query_size_pmf);
+        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.lengths.query_size_pmf);
         # a distribution lying wholly outside that range leaves nothing to renormalise
         if self.kind == "lognormal":
             normal = NormalDist(self.mu, self.sigma)

@@ -8,7 +8,7 @@ analytic engine asks that backend, and only it, for what differs between acceler
 - `link(scenario, book)`: what the host side needs of it (an engine.accelerator_side.Link).
 
 A third backend is one module with an object like GPU (engine.analytic.gpu) or FPGA (engine.fpga.backend), its
-spec field on the Scenario, and one entry in BACKENDS.
+spec field on the Scenario, its checks against the catalogue in engine.validate, and one entry in BACKENDS.
 """
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ def lognormal_pdf(mu: float, sigma: float, max_batch: int = MAX_BATCH) -> dict[i
 
     P(b) is the log-normal mass of [b - 1/2, b + 1/2) (from 1/2 for b = 1), renormalised over
     1..max_batch: the discretisation the analytic engine and the simulator use
-    (engine.analytic.design.query_size_pmf). mu and sigma are the mean and standard deviation of
+    (engine.analytic.lengths.query_size_pmf). mu and sigma are the mean and standard deviation of
     ln(size); sizes are items per query.
     """
     from statistics import NormalDist

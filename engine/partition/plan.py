@@ -58,7 +58,7 @@ def seed_sla_ms(book, model: str, sku: str, multiple: float = SLA_MULTIPLE, max_
 
 
 def batch_dist(scenario) -> dict[int, float]:
-    """The scenario's batch-size PDF {items per query: probability} (engine.analytic.design.query_size_pmf)."""
+    """The scenario's batch-size PDF {items per query: probability} (engine.analytic.lengths.query_size_pmf)."""
     pmf = query_size_pmf(scenario)
     return {b: float(p) for b, p in enumerate(pmf, start=1) if p > 0}
 
