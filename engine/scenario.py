@@ -3,7 +3,7 @@
 A scenario is plain data: model, GPU (MIG layout, GPU% shares, or the whole
 GPU) or FPGA boards (EIF, engine.fpga), host, preprocessing, RPC path, batching, scheduler, workload and cost.
 `load_scenario(data, book)` validates it once against the catalogue and the
-profile store; every error names the field path and the bad value, e.g.
+profile store (those checks are engine.validate's); every error names the field path and the bad value, e.g.
 `gpu.layout[2]: '5g.20gb' is not a profile of A100-SXM4-40GB; valid: ...`.
 Defaults make `{"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}` valid.
 Times are milliseconds in the contract (what people type) and seconds inside the engine.
@@ -20,6 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from engine.errors import ScenarioError, excerpt
 from engine.stages.rpc import RpcComponents, components_for
 from engine.validate import check_model, validate
+# the vocabulary's home is engine.vocab; pages and ui still read the Scenario's part of it here
 from engine.vocab import (BatchingPolicy, Completion, CopyMethod, InputLenKind, Orchestration, PreprocessDevice,
                           QuerySizeKind, RpcPreset, SchedulerPolicy, ServiceHost, ServiceKind, TraceUnit,
                           WorkloadKind)

@@ -76,7 +76,8 @@ def _targets(node: ast.Import | ast.ImportFrom, modules: dict) -> set[str]:
 
 
 def import_shape() -> tuple[dict[str, set[str]], list[tuple[str, int, str, str]]]:
-    """(module -> engine modules it imports but ALLOWED, [(module, line, imported module, statement)] inside functions)."""
+    """(module -> the engine modules it imports, ALLOWED imports left out; [(module, line, imported module,
+    statement)] of the imports inside functions)."""
     modules = engine_modules()
     graph: dict[str, set[str]] = collections.defaultdict(set)
     in_functions = []

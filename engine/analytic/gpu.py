@@ -23,6 +23,8 @@ from engine.vocab import BatchingPolicy, KneeRule
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95
+
+
 def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str, str]]:
     """(gpu index, partition, label) of every instance the scenario's GPUs are cut into."""
     gpu = book.catalog.gpu(require_gpu(scenario, "MIG layouts and GPU% shares").sku)

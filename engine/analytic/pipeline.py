@@ -179,7 +179,8 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:
         # one pool of free cores does RPC work and preprocessing: per request the CPU time of both
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen, free, b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen, free,
+                        b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, link.pcie_gen, cores=free, batch=b))
         cpu_s = rpc.host_cpu_s + pre.host_cpu_s
         stages.append(StageCost(
@@ -193,8 +194,8 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         rpc_cores = max(free - pre_pool, 1e-9)
         if rpc_cores < 1:
             notes.append("no host cores left for the RPC path after preprocessing")
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen, rpc_cores,
-                        b),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen,
+                        rpc_cores, b),
                        lambda: rpc_stage(scenario.rpc, model_like, t1, link.pcie_gen, cores=max(rpc_cores, 1e-9),
                                          batch=b))
         if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
