@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.io.records import GpuRow, MigPlacementRow, MigProfileRow
 from engine.errors import KneepointError
+from engine.io.seed_csv import read_csv
 
 
 class LayoutError(KneepointError):
@@ -376,8 +377,6 @@ def gpu_family(sku: str) -> str:
 @lru_cache(maxsize=4)
 def contention_rows(path: Path = MIG_CONTENTION_CSV) -> tuple[MigContentionRow, ...]:
     """The published contention pairs (validated with the seed reader: a bad row names its line)."""
-    from engine.io.seed_csv import read_csv
-
     return tuple(read_csv(path, MigContentionRow))
 
 

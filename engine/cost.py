@@ -14,11 +14,12 @@ row's source; where the tables are thin the value is an assumption and says so (
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from typing import Optional
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.vocab import CostBasis
 
 HOURS_PER_YEAR = 8760.0  # 365 days
 GPUS_PER_SERVER = 8  # DGX-style chassis (assumption for splitting many GPUs into servers)
@@ -35,14 +36,6 @@ DPU_PRICE_USD = 4000.0  # assumption: Alveo U55C-class FPGA card; no price row i
 FPGA_BOARD_PRICE_USD = 4000.0  # assumption: Intel PAC-class inference board, priced as the DPU card (no price row)
 #: purchase prices for GPUs without a price row (assumptions, override with cost.gpu_price_usd)
 ASSUMED_GPU_PRICE_USD = {"V100": 4000.0, "T4": 2000.0, "A30": 5000.0, "L4": 2500.0}
-
-
-class CostBasis(StrEnum):
-    """The throughput a design is priced at: one basis for every design that is compared."""
-
-    SLA_BOUNDED = "sla-bounded"  # the largest load whose SLA-percentile latency meets the SLA (the default)
-    CAPACITY = "capacity"  # the bottleneck's saturation throughput: PREBA 6.3's like-for-like basis
-    OFFERED = "offered-load"  # the scenario's arrival rate, up to capacity
 
 
 COST_BASIS_NAMES = {CostBasis.SLA_BOUNDED: "the SLA-bounded throughput",

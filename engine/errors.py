@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import reprlib
 
-__all__ = ["KneepointError", "ECHO_CHARS", "error_message", "error_path", "excerpt"]
+__all__ = ["KneepointError", "ScenarioError", "ECHO_CHARS", "error_message", "error_path", "excerpt"]
 
 
 class KneepointError(ValueError):
     """A problem with what the user asked for or gave (a field, a file, a name, a load); the message says which."""
+
+
+class ScenarioError(KneepointError):
+    """An invalid scenario (engine.scenario, engine.validate); the message names the field path and the bad value."""
 
 
 #: the most characters of a user's value an error message repeats: enough to recognise it, never a whole upload

@@ -3,7 +3,7 @@
 A scenario is plain data: model, GPU (MIG layout, GPU% shares, or the whole
 GPU) or FPGA boards (EIF, engine.fpga), host, preprocessing, RPC path, batching, scheduler, workload and cost.
 `load_scenario(data, book)` validates it once against the catalogue and the
-profile store; every error names the field path and the bad value, e.g.
+profile store (those checks are engine.validate's); every error names the field path and the bad value, e.g.
 `gpu.layout[2]: '5g.20gb' is not a profile of A100-SXM4-40GB; valid: ...`.
 Defaults make `{"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}` valid.
 Times are milliseconds in the contract (what people type) and seconds inside the engine.
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-from enum import StrEnum
 from statistics import NormalDist
 from typing import Annotated, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
-from engine.errors import KneepointError, error_message, excerpt
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator, ValidationError)
+from engine.errors import error_message, excerpt, ScenarioError
+from engine.stages.rpc import components_for, RpcComponents
+from engine.validate import check_model, validate
+from engine.vocab import (BatchingPolicy, Completion, CopyMethod, InputLenKind, Orchestration, PreprocessDevice,
+                          QuerySizeKind, RpcPreset, SchedulerPolicy, ServiceHost, ServiceKind, TraceUnit, WorkloadKind)
 
 SCHEMA_ID = "kneepoint.scenario/1"
 
@@ -75,10 +78,6 @@ def _not_vanishing(value: float) -> float:
 #: the contract's positive float: finite (as every float here), > 0 (a field's own gt=0 says so first), and at least
 #: MIN_POSITIVE, so that no time, rate or size is a denormal whose reciprocal overflows
 Positive = Annotated[float, AfterValidator(_not_vanishing)]
-
-
-class ScenarioError(KneepointError):
-    """An invalid scenario; the message names the field path and the bad value."""
 
 
 class _Spec(BaseModel):
@@ -158,13 +157,6 @@ class HostSpec(_Spec):
         return self.cpu_cores - self.cpu_reserved_cores
 
 
-class PreprocessDevice(StrEnum):
-    CPU = "cpu"
-    DPU = "dpu"
-    GPU = "gpu"
-    NONE = "none"
-
-
 class PreprocessingSpec(_Spec):
     device: PreprocessDevice = PreprocessDevice.CPU
     cores: Optional[int] = Field(None, ge=1, le=MAX_CORES,
@@ -177,21 +169,12 @@ class PreprocessingSpec(_Spec):
                                     description="input JPEG size (ImageNet mean about 0.37 MP)")
 
 
-class RpcPreset(StrEnum):
-    GRPC = "grpc"
-    GRPC_BYPASS = "grpc-bypass"
-    LYNX_SNIC = "lynx-snic"
-    SPLITRPC_PNIC = "splitrpc-pnic"
-    SPLITRPC_SNIC = "splitrpc-snic"
-    LOCAL = "local"
-
-
 class RpcSpec(_Spec):
     preset: RpcPreset = RpcPreset.GRPC
     link_gbps: Positive = Field(100.0, gt=0, le=3200)
-    copy_method: Optional[Literal["cudamemcpy", "gpu-dma", "direct"]] = None
-    orchestration: Optional[Literal["cpu", "cpu-graphs", "gpu"]] = None
-    completion: Optional[Literal["blocking", "callback", "polling", "spin"]] = None
+    copy_method: Optional[CopyMethod] = None
+    orchestration: Optional[Orchestration] = None
+    completion: Optional[Completion] = None
     polling_interval_us: Optional[Positive] = Field(None, gt=0, le=MAX_MS * 1e3,
                                                  description="event-polling interval (completion = polling)")
     components: dict[str, float | int | str | bool] = Field(
@@ -200,8 +183,6 @@ class RpcSpec(_Spec):
     @field_validator("components")
     @classmethod
     def _known_components(cls, v: dict) -> dict:
-        from engine.stages.rpc import RpcComponents
-
         for name in v:
             if name not in RpcComponents.model_fields:
                 raise ValueError(f"{excerpt(name)} is not an RPC path component; valid: "
@@ -210,8 +191,6 @@ class RpcSpec(_Spec):
 
     @model_validator(mode="after")
     def _components_valid(self) -> "RpcSpec":
-        from engine.stages.rpc import components_for
-
         try:
             built = components_for(self)
         except ValidationError as e:
@@ -227,13 +206,6 @@ class RpcSpec(_Spec):
         return self
 
 
-class BatchingPolicy(StrEnum):
-    NONE = "none"
-    FIXED = "fixed"
-    PREBA = "preba"
-    WORK_CONSERVING = "work-conserving"
-
-
 class BatchingSpec(_Spec):
     policy: BatchingPolicy = BatchingPolicy.FIXED
     max_batch: Optional[int] = Field(None, ge=1, le=4096, description="Batch_max (default: the knee)")
@@ -241,29 +213,10 @@ class BatchingSpec(_Spec):
                                                 description="Time_queue (default: Time_knee / partitions)")
 
 
-class SchedulerPolicy(StrEnum):
-    FIFS = "fifs"
-    ELSA = "elsa"
-    ROUND_ROBIN = "round-robin"
-    JSQ = "jsq"
-
-
 class SchedulerSpec(_Spec):
     policy: SchedulerPolicy = SchedulerPolicy.FIFS
     alpha: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
     beta: Positive = Field(1.0, gt=0, le=MAX_WEIGHT)
-
-
-class WorkloadKind(StrEnum):
-    """Arrival processes (engine.sim.workload describes each)."""
-
-    POISSON = "poisson"
-    MLPERF_SERVER = "mlperf-server"
-    OFFLINE = "offline"
-    SINGLE_STREAM = "single-stream"
-    MULTI_STREAM = "multi-stream"
-    DIURNAL = "diurnal"
-    TRACE = "trace"
 
 
 #: what a scenario that still names a trace file is told: a scenario arrives from links and pages, so it never
@@ -289,7 +242,7 @@ class ArrivalSpec(_Spec):
     timestamps: Optional[list[Annotated[float, Field(ge=0, le=MAX_TIMESTAMP)]]] = Field(
         None, max_length=MAX_TRACE_TIMESTAMPS,
         description="trace: arrival timestamps in trace_unit (from an upload or `simulate --trace`)")
-    trace_unit: Literal["s", "ms", "us"] = "s"
+    trace_unit: TraceUnit = "s"
 
     @model_validator(mode="before")
     @classmethod
@@ -316,7 +269,7 @@ class ArrivalSpec(_Spec):
 
 
 class QuerySizeSpec(_Spec):
-    kind: Literal["fixed", "lognormal", "table"] = "fixed"
+    kind: QuerySizeKind = "fixed"
     size: int = Field(1, ge=1, le=4096, description="items per query (fixed)")
     mu: float = Field(1.0, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION, description="log-normal location (PARIS section V)")
     sigma: Positive = Field(1.0, gt=0, le=MAX_LOG_SCALE, description="log-normal scale")
@@ -352,7 +305,7 @@ class QuerySizeSpec(_Spec):
 
     @model_validator(mode="after")
     def _lognormal_in_range(self) -> "QuerySizeSpec":
-        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.design.query_size_pmf);
+        # sizes are the log-normal's mass on 1..max_size, renormalised (engine.analytic.lengths.query_size_pmf);
         # a distribution lying wholly outside that range leaves nothing to renormalise
         if self.kind == "lognormal":
             normal = NormalDist(self.mu, self.sigma)
@@ -374,7 +327,7 @@ class QuerySizeSpec(_Spec):
 
 
 class InputLenSpec(_Spec):
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    kind: InputLenKind = "fixed"
     value: Optional[Positive] = Field(None, gt=0, le=MAX_INPUT_LENGTH,
                                    description="fixed length (audio s or tokens); default: profiled middle")
     low: Positive = Field(1.0, gt=0, le=MAX_INPUT_LENGTH)
@@ -407,12 +360,6 @@ class CostSpec(_Spec):
     nic_price_usd: Optional[float] = Field(None, ge=0, le=MAX_USD)
 
 
-class ServiceKind(StrEnum):
-    DETERMINISTIC = "deterministic"
-    EXPONENTIAL = "exponential"
-    LOGNORMAL = "lognormal"
-
-
 class ServiceSpec(_Spec):
     """A synthetic GPU service-time distribution that replaces the profiled model (for validation
     against queueing theory; engine.sim.service documents how it is sampled)."""
@@ -421,7 +368,7 @@ class ServiceSpec(_Spec):
     mean_ms: float | list[float] = Field(description="mean of a one-item batch, one value or one per partition")
     scv: float = Field(1.0, ge=0, le=100, description="lognormal only: squared coefficient of variation")
     batch_slope: float = Field(0.0, ge=0, le=MAX_WEIGHT, description="mean(b) = mean_ms x (1 + batch_slope x (b - 1))")
-    host: Literal["model", "none"] = Field("model", description="'none' drops the host stages")
+    host: ServiceHost = Field("model", description="'none' drops the host stages")
 
     @field_validator("mean_ms")
     @classmethod
@@ -455,15 +402,6 @@ class Scenario(_Spec):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, v: str, info: ValidationInfo) -> str:
-        book = (info.context or {}).get("book")
-        if book is not None:
-            if v not in book.model_names:
-                raise ValueError(f"{excerpt(v)} has no latency profile; valid: {', '.join(sorted(book.model_names))}")
-        return v
-
     @model_validator(mode="after")
     def _one_backend(self) -> "Scenario":
         if (self.gpu is None) == (self.fpga is None):
@@ -482,48 +420,6 @@ class Scenario(_Spec):
                              f"(host.cpu_cores {self.host.cpu_cores} - host.cpu_reserved_cores "
                              f"{self.host.cpu_reserved_cores}); give at most {free - 1}, or leave it unset to "
                              "share the free cores")
-        return self
-
-    @model_validator(mode="after")
-    def _against_catalogue(self, info: ValidationInfo) -> "Scenario":
-        book = (info.context or {}).get("book")
-        if book is None:
-            return self
-        if self.fpga is not None:
-            from engine.fpga.backend import FpgaSpecError, check
-
-            try:
-                check(self, book)
-            except FpgaSpecError as e:
-                raise _PathError(e.path, e.value, str(e)) from None
-            return self._check_precision(book)
-        from engine.catalog import LayoutError, UnknownNameError, validate_layout
-
-        try:
-            gpu = book.catalog.gpu(self.gpu.sku)
-        except UnknownNameError as e:
-            raise _PathError("gpu.sku", self.gpu.sku, str(e)) from None
-        layouts = self.gpu.declared_layouts()
-        for g, layout in enumerate(layouts):
-            where = f"gpu.layouts[{g}]" if self.gpu.layouts else "gpu.layout"
-            for i, entry in enumerate(layout):
-                name = entry.split("@")[0]
-                try:
-                    gpu.profile(name)
-                except UnknownNameError as e:
-                    raise _PathError(f"{where}[{i}]", entry, str(e).split("; ", 1)[-1] if "valid" in str(e)
-                                     else str(e), prefix=f"{excerpt(entry)} is not a profile of {gpu.sku}") from None
-            try:
-                validate_layout(gpu, layout)
-            except LayoutError as e:
-                raise _PathError(where, layout, str(e)) from None
-        return self._check_precision(book)
-
-    def _check_precision(self, book) -> "Scenario":
-        if self.precision is not None:
-            have = sorted(set(book.points.loc[book.points["model"] == self.model, "precision"]))
-            if self.precision not in have:
-                raise _PathError("precision", self.precision, f"valid for {self.model}: {', '.join(have)}")
         return self
 
     def accelerator_label(self) -> str:
@@ -565,6 +461,13 @@ def _format(err: dict) -> str:
     return msg
 
 
+def _model_first(data: dict, book, first_loc: tuple) -> None:
+    """An unknown model is reported before any error but one in schema or name (the fields before it), as when
+    the profile store was consulted while the fields were validated."""
+    if book is not None and tuple(first_loc[:1]) not in (("schema",), ("name",)):
+        check_model(data.get("model"), book)
+
+
 def load_scenario(data: dict | str | Scenario, book=None) -> Scenario:
     """Validate a scenario (dict, JSON text or Scenario) against the catalogue; raise ScenarioError."""
     if isinstance(data, Scenario):
@@ -577,15 +480,18 @@ def load_scenario(data: dict | str | Scenario, book=None) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"a scenario is a JSON object, got {type(data).__name__}")
     try:
-        return Scenario.model_validate(data, context={"book": book})
+        scenario = Scenario.model_validate(data)
     except _PathError as e:
+        _model_first(data, book, ())
         raise ScenarioError(f"{e.path}: {e}") from None
     except ValidationError as e:
         first = e.errors()[0]
+        _model_first(data, book, first.get("loc", ()))
         ctx_err = (first.get("ctx") or {}).get("error")
         if isinstance(ctx_err, _PathError):
             raise ScenarioError(f"{ctx_err.path}: {ctx_err}") from None
         raise ScenarioError(_format(first)) from None
+    return scenario if book is None else validate(scenario, book)
 
 
 def scenario_schema() -> dict:

@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.errors import KneepointError
+from engine.partition.plan import plan
+from engine.studies.partitioning import seed_like_scenario
+from engine.tenancy.multimodel import multi_model
+from engine.vocab import RpcPreset
 
 
 class PresetError(KneepointError):
@@ -43,17 +47,12 @@ def _preba(ctx) -> list[dict]:
 
 
 def _splitrpc(ctx) -> list[dict]:
-    from engine.scenario import RpcPreset
-
     return [_with(f"RPC {p.value}", rpc={"preset": p.value}, preprocessing={"device": "none"}) for p in RpcPreset]
 
 
 def _paris(ctx) -> list[dict]:
     """Seed Sec V-VI: ResNet-50 on four A100s, log-normal query sizes, each query at its own size, SLA from
     GPU(7); the wide distribution of Sec VI-C (Fig 13a), where heterogeneity pays most."""
-    from engine.partition.plan import plan
-    from engine.studies.partitioning import seed_like_scenario
-
     sku = "A100-SXM4-80GB"
     base = seed_like_scenario(ctx.book, "resnet50", sku, 4,
                               {"kind": "lognormal", "mu": 1.5, "sigma": 1.5, "max_size": 32})
@@ -66,8 +65,6 @@ def _paris(ctx) -> list[dict]:
 
 def _primitives(ctx) -> list[dict]:
     """Seed Sec V-D / Table IV: one ResNet-50 instance per T4 against the Multi-Model plan within 30 ms."""
-    from engine.tenancy.multimodel import multi_model
-
     sku, deadline = "T4-16GB", 30.0
     mm = multi_model(ctx.book, "resnet50", sku, deadline, batch=8)
     if mm.best is None:

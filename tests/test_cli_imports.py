@@ -33,7 +33,7 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     from engine.partition.pack import MAX_GPUS
     from engine.partition.plan import PartitionPolicy
     from engine.io.records import PRECISIONS, TABLES
-    from engine.scenario import WorkloadKind
+    from engine.vocab import WorkloadKind
     from engine.sim.workload import MAX_REQUESTS
     from engine.store import USER_TABLES
     from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES

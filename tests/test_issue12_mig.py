@@ -77,7 +77,7 @@ def test_seven_1g_slices_stay_below_the_whole_gpu_at_their_best_batches(ctx, mod
 
 
 def _partition(gpu, label, mean_ms):
-    from engine.analytic.gpu import Partition
+    from engine.accelerator_side import Partition
 
     mean = np.asarray(mean_ms, dtype=float) * 1e-3
     return Partition(gpu_index=gpu, name=label, label=label, provenance="derived", max_batch=len(mean), knee_batch=1,

@@ -196,7 +196,7 @@ def test_rounding_refuses_instances_over_the_budget():
 @settings(max_examples=100, deadline=None)
 @given(st.floats(-1, 4), st.floats(0.1, 2.5), st.integers(1, 64))
 def test_lognormal_pdf_is_the_engines_query_size_distribution(mu, sigma, top):
-    from engine.analytic.design import query_size_pmf
+    from engine.analytic.lengths import query_size_pmf
     from engine.scenario import ScenarioError, load_scenario
 
     try:

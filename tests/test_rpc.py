@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from engine.scenario import RpcPreset, RpcSpec
+from engine.scenario import RpcSpec
+from engine.vocab import RpcPreset
 from engine.stages import rpc_calibration as cal
 from engine.stages.rpc import (DEFAULT_KERNEL_COUNT, PRESETS, RpcComponents, components_for, rpc_breakdown,
                                rpc_path, rpc_stage, with_changes)

@@ -98,7 +98,7 @@ def test_rpc_component_overrides(book, store):
 
 
 def test_query_size_table_is_normalised_and_checked(store):
-    from engine.analytic.design import query_size_pmf
+    from engine.analytic.lengths import query_size_pmf
     from engine.profiles import ProfileBook
 
     book = ProfileBook.from_store(store)

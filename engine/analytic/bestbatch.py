@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import Partition
+from engine.accelerator_side import Partition
 
 #: a layout's aggregate may exceed the whole GPU by this fraction before it is flagged (rounding of batches)
 FLAG_TOLERANCE = 0.0

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from statistics import NormalDist
 
 import numpy as np
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import GpuSide, build_gpu_side
+from engine.accelerator_side import GpuSide
+from engine.analytic.accelerators import backend_of
+from engine.analytic.lengths import query_size_pmf
 from engine.catalog import MigContention, busy_slices_factor, mig_contention
-from engine.scenario import Scenario, SchedulerPolicy
+from engine.scenario import Scenario
 from engine.stages import StageCost
+from engine.vocab import SchedulerPolicy
 
 #: MLPerf Inference Server-scenario p99 latency bounds (MLPerf Inference rules, "Benchmarks" table:
 #: ResNet-50 15 ms, BERT 130 ms, RNN-T 1000 ms); other models default to 100 ms.
@@ -43,26 +44,6 @@ class Design(BaseModel):
     def accelerator(self) -> str:
         """The name of the accelerator stage in capacities, utilisations and breakdowns: 'gpu' or 'fpga'."""
         return "fpga" if self.scenario.fpga is not None else "gpu"
-
-
-def query_size_pmf(scenario: Scenario) -> np.ndarray:
-    """Items per query: fixed, a table, or log-normal discretised to 1..max_size (PARIS section V)."""
-    q = scenario.workload.query_size
-    if q.kind == "fixed":
-        pmf = np.zeros(q.size)
-        pmf[-1] = 1.0
-        return pmf
-    if q.kind == "table":  # a measured or edited distribution, normalised
-        pmf = np.zeros(q.largest)
-        for k, p in q.table:
-            if k <= q.largest:
-                pmf[k - 1] += p
-        return pmf / pmf.sum()
-    k = np.arange(1, q.max_size + 1, dtype=float)
-    nd = NormalDist(q.mu, q.sigma)
-    cdf = np.array([nd.cdf(math.log(x)) for x in np.concatenate([[0.5], k + 0.5])])
-    pmf = np.diff(cdf)
-    return pmf / pmf.sum()
 
 
 def sla_of(scenario: Scenario) -> float:
@@ -111,7 +92,7 @@ def with_contention(gpu: GpuSide, contention: Optional[MigContention]) -> tuple[
 def prepare(scenario: Scenario, book) -> Design:
     """The GPU side of a design (partitions, batching parameters, query sizes, SLA), without host stages;
     engine.analytic.pipeline.build_design adds those with with_host()."""
-    gpu, contention_notes = with_contention(build_gpu_side(scenario, book), contention_of(scenario))
+    gpu, contention_notes = with_contention(backend_of(scenario).side(scenario, book), contention_of(scenario))
     gpu = gpu.model_copy(update={"notes": gpu.notes + contention_notes})
     pmf = query_size_pmf(scenario)
     return Design(scenario=scenario, host_stages=(), gpu=gpu, gpu_overhead_s=0.0,

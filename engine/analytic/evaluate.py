@@ -15,6 +15,7 @@ from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
                          inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
 from engine.errors import KneepointError
+from engine.fpga.model import board
 from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
@@ -162,8 +163,6 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optiona
         defaults = ctx.memo(("prices", sc.gpu.sku, sc.gpu.count, smartnic), lambda: price_defaults(
             ctx.prices_power, sc.gpu.sku, ctx.gpus, sc.gpu.count, smartnic=smartnic))
     else:  # FPGA boards in the GPU slots (engine.fpga)
-        from engine.fpga.model import board
-
         power = board(sc.fpga.board).board_power_w
         defaults = ctx.memo(("fpga-prices", sc.fpga.board, sc.fpga.boards, smartnic), lambda: fpga_price_defaults(
             ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))

@@ -11,89 +11,19 @@ from statistics import NormalDist
 from typing import Optional
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile
+from engine.accelerator_side import GpuSide, Link, Partition
+from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile, query_size_pmf
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.service import batch_provenance
-from engine.profiles.knee import KneeRule
-from engine.profiles.tails import lognormal_sigma_for_ratio  # also engine.sim.service's import
-from engine.scenario import BatchingPolicy, Scenario, require_gpu
+from engine.profiles.tails import lognormal_sigma_for_ratio
+from engine.scenario import require_gpu, Scenario
+from engine.vocab import BatchingPolicy, KneeRule
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95
-MAX_ANSWERS = 4096  # rate points one GPU side remembers (a sweep or bisection uses about 100)
-
-
-class Partition(BaseModel):
-    """One GPU instance serving the model, with its service-time table (s) over batches 1..max_batch."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    gpu_index: int
-    name: str  # 'full', a MIG profile, or 'mps:N'
-    label: str  # e.g. 'GPU0 3g.20gb@4'
-    provenance: str
-    max_batch: int  # Batch_max in items (knee, or the policy's cap), within the curve and memory
-    knee_batch: int
-    knee_time_s: float
-    mean_s: np.ndarray  # index b-1 -> mean batch service time (s), b = 1..curve max
-    tail_s: np.ndarray  # same, at the scenario's SLA percentile
-    # log-sd of the run-to-run jitter of a batch at a given input length (the simulator's draw); None: derive it
-    # from tail_s / mean_s, which for a fixed-size model hold nothing else (engine.sim.service)
-    jitter_sigma: Optional[float] = None
-    # tables derived from this (immutable) partition's curves, e.g. the log-normal sigma of each batch size:
-    # worked out once per partition instead of at every rate of a sweep (engine.analytic.rates)
-    _derived: dict = PrivateAttr(default_factory=dict)
-
-    def derived(self, key: tuple, make):
-        """make(), remembered under `key` for the life of this partition (a few keys: batch caps x percentiles)."""
-        memo = self.__pydantic_private__["_derived"]  # direct: pydantic's __getattr__ costs ~3 us a call
-        if key not in memo:
-            memo[key] = make()
-        return memo[key]
-
-    def service(self, b: float) -> float:
-        """Mean service time (s) of a batch of b items, linear between integer batches."""
-        b = min(max(b, 1.0), len(self.mean_s))
-        i = int(math.floor(b))
-        if i >= len(self.mean_s):
-            return float(self.mean_s[-1])
-        f = b - i
-        return float(self.mean_s[i - 1] * (1 - f) + self.mean_s[i] * f)
-
-    def tail(self, b: float) -> float:
-        b = int(round(min(max(b, 1.0), len(self.tail_s))))
-        return float(self.tail_s[b - 1])
-
-
-class GpuSide(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    partitions: tuple[Partition, ...]
-    policy: BatchingPolicy
-    time_queue_s: float  # Time_queue (0 when batches never wait for a timeout)
-    knee_rule: str
-    input_len: Optional[float]
-    notes: tuple[str, ...]
-    # answers of pure functions of this (immutable) side, e.g. its state at a rate: a sweep's designs
-    # share one GpuSide across preprocessing devices and hosts, so each rate is worked out once
-    _answers: dict = PrivateAttr(default_factory=dict)
-
-    def remember(self, key: tuple, make):
-        answers = self.__pydantic_private__["_answers"]  # direct: pydantic's __getattr__ costs ~3 us a call
-        if key not in answers:
-            if len(answers) >= MAX_ANSWERS:  # a long-lived server: forget the oldest, stay bounded
-                del answers[next(iter(answers))]
-            answers[key] = make()
-        return answers[key]
-
-    def with_partitions(self, partitions: tuple[Partition, ...]) -> "GpuSide":
-        """The same side with other partitions (and none of this side's remembered answers)."""
-        return GpuSide(partitions=partitions, policy=self.policy, time_queue_s=self.time_queue_s,
-                       knee_rule=self.knee_rule, input_len=self.input_len, notes=self.notes)
 
 
 def instance_names(scenario: Scenario, book: ProfileBook) -> list[tuple[int, str, str]]:
@@ -144,8 +74,6 @@ def length_rows(book: ProfileBook, scenario: Scenario, partition: str, lengths: 
 
 def members_per_batch(scenario: Scenario, batches: np.ndarray) -> np.ndarray:
     """Requests in a batch of b items: b / (mean items per query), at least 1; one without batching."""
-    from engine.analytic.design import query_size_pmf
-
     if scenario.batching.policy == BatchingPolicy.NONE:
         return np.ones(len(batches))
     pmf = query_size_pmf(scenario)
@@ -174,10 +102,6 @@ def padded_tables(scenario: Scenario, book: ProfileBook, partition: str, lengths
 
 def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     """Partitions with their curves, Batch_max per partition and Time_queue for the scenario's policy."""
-    if scenario.fpga is not None:  # FPGA hardware threads stand in for partitions (engine.fpga.backend)
-        from engine.fpga.backend import build_fpga_side
-
-        return build_fpga_side(scenario, book)
     model, sku = scenario.model, scenario.gpu.sku
     insts = instance_names(scenario, book)
     probe = book.curve(model, sku, insts[0][1], scenario.precision,
@@ -260,3 +184,23 @@ def _time_queue(scenario: Scenario, parts: list[Partition]) -> float:
         return scenario.batching.max_queue_delay_ms / 1e3
     # PREBA 4.3: Time_queue = Time_knee of one vGPU / number of vGPUs
     return min(p.knee_time_s for p in parts) / len(parts)
+
+
+class GpuBackend:
+    """GPUs (whole, MIG or GPU% shares) as a scenario's accelerators: the `gpu` entry of
+    engine.analytic.accelerators.BACKENDS."""
+
+    name = "gpu"
+
+    def side(self, scenario: Scenario, book: ProfileBook) -> GpuSide:
+        return build_gpu_side(scenario, book)
+
+    def adapted(self, scenario: Scenario) -> Scenario:
+        return scenario
+
+    def link(self, scenario: Scenario, book: ProfileBook) -> Link:
+        gpu = book.catalog.gpu(scenario.gpu.sku)
+        return Link(name=scenario.gpu.sku, pcie_gen=gpu.pcie_gen, decode_gpu=gpu, kernels=None)
+
+
+GPU = GpuBackend()

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import ndtr, ndtri
+
+if TYPE_CHECKING:
+    from engine.scenario import Scenario
 
 GAUSS_NODES, GAUSS_WEIGHTS = np.polynomial.legendre.leggauss(24)
 QUANTILE_NODES = 400  # midpoints in u for the quantile of a padded batch's service time
@@ -138,3 +142,23 @@ def _product_quantile(g: np.ndarray, sigma: float, p: float, z_tail: float) -> f
         exceed = float(np.mean(ndtr(-z)))
         lo, hi = (mid, hi) if exceed > 1 - p else (lo, mid)
     return 0.5 * (lo + hi)
+
+
+def query_size_pmf(scenario: Scenario) -> np.ndarray:
+    """Items per query: fixed, a table, or log-normal discretised to 1..max_size (PARIS section V)."""
+    spec = scenario.workload.query_size
+    if spec.kind == "fixed":
+        pmf = np.zeros(spec.size)
+        pmf[-1] = 1.0
+        return pmf
+    if spec.kind == "table":  # a measured or edited distribution, normalised
+        pmf = np.zeros(spec.largest)
+        for size, probability in spec.table:
+            if size <= spec.largest:
+                pmf[size - 1] += probability
+        return pmf / pmf.sum()
+    sizes = np.arange(1, spec.max_size + 1, dtype=float)
+    normal = NormalDist(spec.mu, spec.sigma)
+    cdf = np.array([normal.cdf(math.log(edge)) for edge in np.concatenate([[0.5], sizes + 0.5])])
+    pmf = np.diff(cdf)
+    return pmf / pmf.sum()

@@ -17,12 +17,14 @@ from typing import Optional
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.profiles import ProfileBook
-from engine.scenario import PreprocessDevice, Scenario
+from engine.scenario import Scenario
 from engine.stages import StageCost
 from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage, sm_decode_charges
 from engine.stages.rpc import rpc_path, rpc_stage
+from engine.vocab import PreprocessDevice
 
 
 MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)
@@ -85,9 +87,7 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     those plus host, preprocessing and RPC path: both are memoised in the context, so a sweep over a
     design space pays for each distinct part once.
     """
-    from engine.fpga.backend import with_board_completion
-
-    scenario = with_board_completion(scenario)  # an FPGA completes as its board does, not as the GPU path spins
+    scenario = backend_of(scenario).adapted(scenario)  # e.g. an FPGA completes as its board does, not as GPUs spin
     accel = scenario.gpu if scenario.fpga is None else scenario.fpga
     gpu_key = ("gpu", scenario.model, scenario.precision, accel.model_dump_json(), scenario.batching,
                scenario.workload.query_size, scenario.workload.input_len, scenario.workload.sla.percentile)
@@ -105,7 +105,8 @@ def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key
     # only GPU decode depends on the layout, and only on which profiles every GPU has, not where they sit
     decode_on = (_decode_instances(scenario) if scenario.preprocessing.device == PreprocessDevice.GPU else ())
     # the host side depends on the GPU side only through these few numbers, so designs share it widely
-    host_key = ("host", scenario.model, _accelerator_name(scenario), q, b, t1, design0.gpu.input_len, decode_on,
+    accelerator = backend_of(scenario).link(scenario, ctx.book).name
+    host_key = ("host", scenario.model, accelerator, q, b, t1, design0.gpu.input_len, decode_on,
                 scenario.host, scenario.preprocessing, rpc_json)
     stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
     charges = _sm_decode(scenario, ctx, design0, decode_on)  # decode on a slice's SMs is its inference time too
@@ -156,29 +157,31 @@ def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float
 def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: int, t1: float, decode_on: tuple):
     """(host stages, per-batch GPU overhead, notes) of a scenario."""
     book = ctx.book
-    gpu = _Link(scenario, book)
+    link = backend_of(scenario).link(scenario, book)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
     free = scenario.host.free_cores
-    model_like = ctx.memo(("model_like", scenario.model, gpu.kernels),
-                          lambda: _ModelLike(model_row, gpu.kernels))
-    path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, b),
-                    lambda: rpc_path(scenario.rpc, model_like, t1, gpu.pcie_gen, batch=b))
+    model_like = ctx.memo(("model_like", scenario.model, link.kernels),
+                          lambda: _ModelLike(model_row, link.kernels))
+    path = ctx.memo(("path", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen, b),
+                    lambda: rpc_path(scenario.rpc, model_like, t1, link.pcie_gen, batch=b))
     notes: list[str] = []  # the GPU side's notes travel with it (with_host)
 
     pre_spec = scenario.preprocessing
     audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
-    pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, gpu.sku, decode_on),
+    pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, link.name, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.cost_table(),
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
-                                            pcie_gen=gpu.pcie_gen, partitions=gpu.decode_partitions(decode_on)))
+                                            pcie_gen=link.pcie_gen, partitions=[] if link.decode_gpu is None
+                                            else decode_partitions(link.decode_gpu, decode_on)))
     pre = _scaled(pre, q)
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:
         # one pool of free cores does RPC work and preprocessing: per request the CPU time of both
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, free, b),
-                       lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=free, batch=b))
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen, free,
+                        b),
+                       lambda: rpc_stage(scenario.rpc, model_like, t1, link.pcie_gen, cores=free, batch=b))
         cpu_s = rpc.host_cpu_s + pre.host_cpu_s
         stages.append(StageCost(
             name="host_cpu", service_s=rpc.service_s + pre.service_s, fixed_s=rpc.fixed_s, servers=free,
@@ -191,9 +194,9 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         rpc_cores = max(free - pre_pool, 1e-9)
         if rpc_cores < 1:
             notes.append("no host cores left for the RPC path after preprocessing")
-        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, gpu.kernels, t1, gpu.pcie_gen, rpc_cores,
-                        b),
-                       lambda: rpc_stage(scenario.rpc, model_like, t1, gpu.pcie_gen, cores=max(rpc_cores, 1e-9),
+        rpc = ctx.memo(("rpc", scenario.rpc.model_dump_json(), scenario.model, link.kernels, t1, link.pcie_gen,
+                        rpc_cores, b),
+                       lambda: rpc_stage(scenario.rpc, model_like, t1, link.pcie_gen, cores=max(rpc_cores, 1e-9),
                                          batch=b))
         if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
             cpu_s = rpc.host_cpu_s + pre.host_cpu_s
@@ -230,26 +233,3 @@ class _ModelLike:
         self.kernel_count = None if kc is None or pd.isna(kc) else int(kc)
 
 
-def _accelerator_name(scenario: Scenario) -> str:
-    return scenario.gpu.sku if scenario.fpga is None else f"fpga:{scenario.fpga.board}"
-
-
-class _Link:
-    """What the host side needs of the accelerator: name, PCIe generation, GPU-decode partitions, kernels.
-
-    An FPGA board (engine.fpga) has its own PCIe link, no GPU decoders, and takes one command per
-    request, priced as one kernel launch on the RPC path.
-    """
-
-    def __init__(self, scenario: Scenario, book: ProfileBook):
-        self.sku = _accelerator_name(scenario)
-        if scenario.fpga is not None:
-            from engine.fpga.backend import pcie_gen
-
-            self._gpu, self.pcie_gen, self.kernels = None, pcie_gen(scenario.fpga), 1
-        else:
-            self._gpu = book.catalog.gpu(scenario.gpu.sku)
-            self.pcie_gen, self.kernels = self._gpu.pcie_gen, None
-
-    def decode_partitions(self, decode_on: tuple) -> list:
-        return [] if self._gpu is None else decode_partitions(self._gpu, decode_on)

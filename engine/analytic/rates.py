@@ -33,15 +33,14 @@ from statistics import NormalDist
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.gpu import GpuSide
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
-                                      timeout_batch_wait,
-                                      wait_quantile)
+                                      timeout_batch_wait, wait_quantile)
 from engine.analytic.timerqueue import timer_batch_queue
-from engine.scenario import BatchingPolicy, SchedulerPolicy
 from engine.profiles.tails import (DEFAULT_SCV, lognormal_quantile, lognormal_sigma_for_ratio,
                                    lognormal_sigmas_for_ratios)
+from engine.accelerator_side import GpuSide
 from engine.stages import StageCost
+from engine.vocab import BatchingPolicy, SchedulerPolicy
 
 GPU_SCV = DEFAULT_SCV  # batch service-time jitter (the default cv, engine.profiles.tails)
 

@@ -23,8 +23,9 @@ from engine.catalog import Gpu, MigLayout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_GPUS
 from engine.errors import KneepointError
-from engine.partition.pack import pack
-from engine.scenario import BatchingPolicy, Scenario, SchedulerPolicy, load_scenario, require_gpu
+from engine.partition.pack import pack, PackingError
+from engine.scenario import Scenario, load_scenario, require_gpu
+from engine.vocab import BatchingPolicy, SchedulerPolicy
 
 #: the HorizontalPodAutoscaler aims each replica at this fraction of its SLA-bounded throughput, so a replica
 #: scales out before the tail reaches the SLA (the analytic tail grows steeply in the last 20 % before it)
@@ -118,8 +119,6 @@ def _per_gpu_layouts(scenario: Scenario) -> list[Optional[list[str]]]:
 def placed_layout(gpu: Gpu, entries: list[str]) -> MigLayout:
     """One GPU's layout placed by the packer: a layout that cannot be placed raises the packer's
     PackingError, which names the instance and why (as an ExportError)."""
-    from engine.partition.pack import PackingError
-
     devices: dict[str, int] = {}
     for e in entries:
         name = e.split("@")[0]

@@ -38,8 +38,11 @@ from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
 from engine.profiles.tails import percentile_key
-from engine.scenario import (MAX_CORES, MAX_RATE_RPS, GpuSpec, PreprocessDevice, PreprocessingSpec, Scenario,
-                             load_scenario, require_gpu)
+from engine.scenario import (GpuSpec, load_scenario, MAX_CORES, MAX_RATE_RPS, PreprocessingSpec,
+                             require_gpu, Scenario)
+from engine.vocab import PreprocessDevice
+from engine.analytic.design import sla_of
+from engine.sim.run import simulate_design
 
 
 
@@ -329,7 +332,6 @@ def size(scenario: Scenario | dict | str, ctx: Context, rate: float, skus: Optio
     ok = sorted((a for a in answers if a.status == "ok"), key=lambda a: (a.tco_usd, a.gpus))
     ranked = ok + [a for a in answers if a.status != "ok"]
     best = ok[0] if ok else None
-    from engine.analytic.design import sla_of
 
     sla_ms = sla_of(scenario) * 1e3
     confirmation = None
@@ -346,8 +348,6 @@ def size(scenario: Scenario | dict | str, ctx: Context, rate: float, skus: Optio
 
 def _confirm(answer: TypeAnswer, ctx: Context, rate: float, n_requests: int, seed: int) -> Confirmation:
     """Simulate one server of the answer at its share of `rate` and compare its SLA quantile with the SLA."""
-    from engine.sim.run import simulate_design
-
     sc = load_scenario(answer.scenario, ctx.book)
     design = build_design(sc, ctx)
     sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=answer.server_rate_rps, stats="numpy")

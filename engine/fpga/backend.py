@@ -11,12 +11,18 @@ name as sku (the EIF seed reports speedups only, Sec V-D, no per-request times).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from engine.analytic.gpu import GpuSide, Partition
+from engine.accelerator_side import GpuSide, Link, Partition
 from engine.fpga.model import FpgaBoard, FpgaModelError, Tenancy, board, service_time, tenancy
-from engine.scenario import BatchingPolicy, FpgaSpec, PreprocessDevice, Scenario
 from engine.errors import KneepointError
+from engine.vocab import BatchingPolicy, PreprocessDevice
+
+if TYPE_CHECKING:  # the specs' types only: the Scenario's validation (engine.validate) calls check() below
+    from engine.profiles import ProfileBook
+    from engine.scenario import FpgaSpec, Scenario
 
 KNEE_RULE = "none: one request per hardware thread (EIF batch 1)"
 
@@ -116,3 +122,22 @@ def with_board_completion(scenario: Scenario) -> Scenario:
     except FpgaModelError:
         return scenario  # the GPU side names the bad board
     return scenario.model_copy(update={"rpc": scenario.rpc.model_copy(update={"completion": done})})
+
+
+class FpgaBackend:
+    """EIF FPGA boards as a scenario's accelerators: the `fpga` entry of engine.analytic.accelerators.BACKENDS."""
+
+    name = "fpga"
+
+    def side(self, scenario: Scenario, book: ProfileBook) -> GpuSide:
+        return build_fpga_side(scenario, book)
+
+    def adapted(self, scenario: Scenario) -> Scenario:
+        return with_board_completion(scenario)
+
+    def link(self, scenario: Scenario, book: ProfileBook) -> Link:
+        # the board's own PCIe link, no GPU decoders, and one command per request (priced as one kernel launch)
+        return Link(name=f"fpga:{scenario.fpga.board}", pcie_gen=pcie_gen(scenario.fpga), decode_gpu=None, kernels=1)
+
+
+FPGA = FpgaBackend()

@@ -28,6 +28,8 @@ from pydantic import ValidationError
 
 from engine.io.records import TABLES
 from engine.io.seed_csv import neutralise_formula
+from engine.io.userfiles import UserFileError, shown
+from engine.store import USER_TABLES
 
 __all__ = ["FORMATS", "store_rows", "csv_bytes", "frame_csv_bytes", "parquet_bytes", "export_table", "export_all"]
 
@@ -125,8 +127,6 @@ def write_atomic(path: Path, data: bytes) -> None:
     sees a partly written file and a failure leaves nothing behind. Missing folders are created. A path that
     cannot be written (a directory, a folder that is a file, no permission, a full disk) is a UserFileError
     naming the path and the reason."""
-    from engine.io.userfiles import UserFileError, shown
-
     path = Path(path)
     try:
         is_directory = path.is_dir()
@@ -164,8 +164,6 @@ def export_table(store, table: str, path: Path | str, fmt: str = "csv", user_onl
 
 def export_all(store, directory: Path | str, fmt: str = "csv", user_only: bool = False) -> dict[str, int]:
     """Write every table (only those with user rows if `user_only`) to `directory`/<table>.<fmt>."""
-    from engine.store import USER_TABLES
-
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"{directory} is a file; give a directory to export every table, or --table")

@@ -25,69 +25,20 @@ import math
 import re
 import types
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 from engine.hosting import UploadLimits
 from engine.io.records import MAX_TEXT_CHARS, TABLES
 from engine.io.seed_csv import SeedError, read_csv, rows_from_records
-from engine.errors import ECHO_CHARS, KneepointError, excerpt
-
-Source = Union[str, Path, bytes]
+from engine.errors import ECHO_CHARS, excerpt
+from engine.io.import_common import ImportFailed, ImportResult, Source, decode, read_bytes
+from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
+from engine.store import USER_TABLES, StoreError
 
 __all__ = ["ImportFailed", "ImportResult", "parse_own", "import_file", "import_perf_analyzer",
            "import_model_analyzer", "import_upload", "check_upload_limits", "placement_error", "check_rows",
            "read_bytes", "decode", "known_models", "model_warnings"]
-
-
-class ImportFailed(KneepointError):
-    """A file that cannot be imported; the one-line message names file, line/row and field. Nothing was added."""
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).splitlines()))
-
-
-@dataclass
-class ImportResult:
-    """What an import added (or, from a parser, would add): rows per table, and remarks for the user: `notes`
-    say what was left out or derived, `warnings` what the user should check (a model name the app did not know)."""
-
-    where: str
-    rows: dict[str, list] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        return {t: len(r) for t, r in self.rows.items()}
-
-    def summary(self) -> str:
-        added = ", ".join(f"{n} {t}" for t, n in self.counts().items())
-        return f"added {added or 'nothing'} from {self.where}"
-
-
-# --------------------------------------------------------------------------- reading
-
-def read_bytes(source: Source, name: Optional[str] = None) -> tuple[bytes, str]:
-    """The file's bytes and the name errors use (the upload's name, else the path's file name)."""
-    if isinstance(source, bytes):
-        return source, name or "upload"
-    path = Path(source)
-    try:
-        return path.read_bytes(), name or path.name
-    except OSError as e:
-        raise ImportFailed(f"{name or path.name}: cannot be read ({e.strerror or e})") from None
-
-
-def decode(data: bytes, where: str) -> str:
-    """Strict UTF-8 (a leading BOM is dropped); an empty file is refused."""
-    if not data.strip():
-        raise ImportFailed(f"{where}: the file is empty")
-    try:
-        return data.decode("utf-8-sig", errors="strict")
-    except UnicodeDecodeError as e:
-        raise ImportFailed(f"{where}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-                           "save it as UTF-8 CSV") from None
 
 
 def _optional(model, name: str) -> bool:
@@ -98,8 +49,6 @@ def _optional(model, name: str) -> bool:
 # --------------------------------------------------------------------------- own schema
 
 def _table_for(table: Optional[str], where: str) -> str:
-    from engine.store import USER_TABLES
-
     if table is None:
         stem = Path(where).stem
         table = stem if stem in TABLES else "latency_points"
@@ -328,8 +277,6 @@ def model_warnings(known: set[str], rows: dict[str, list]) -> list[str]:
 
 
 def _commit(store, result: ImportResult) -> ImportResult:
-    from engine.store import StoreError
-
     result.warnings += model_warnings(known_models(store), result.rows)
     failure = None
     try:
@@ -358,8 +305,6 @@ def import_file(store, source: Source, table: Optional[str] = None, fmt: Optiona
 
 def import_perf_analyzer(store, source: Source, *, name: Optional[str] = None, **given) -> ImportResult:
     """Import a perf_analyzer CSV (see engine.io.triton.parse_perf_analyzer for `given`)."""
-    from engine.io.triton import parse_perf_analyzer
-
     data, where = read_bytes(source, name)
     check_given(store.catalog(), given.get("gpu", ""), given.get("partition", ""), where)
     return _commit(store, parse_perf_analyzer(data, name=where, **given))
@@ -367,8 +312,6 @@ def import_perf_analyzer(store, source: Source, *, name: Optional[str] = None, *
 
 def import_model_analyzer(store, source: Source, *, name: Optional[str] = None, **given) -> ImportResult:
     """Import a Model Analyzer metrics-model-inference.csv (see engine.io.triton.parse_model_analyzer)."""
-    from engine.io.triton import parse_model_analyzer
-
     data, where = read_bytes(source, name)
     check_given(store.catalog(), given.get("gpu", ""), given.get("partition", ""), where)
     return _commit(store, parse_model_analyzer(data, name=where, **given))

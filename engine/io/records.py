@@ -12,38 +12,12 @@ the engine converts to seconds where it computes.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from engine.errors import excerpt
-
-
-class Provenance(StrEnum):
-    """Where a number came from (DESIGN.md section 4)."""
-
-    MEASURED = "measured"  # timed by this project's profilers
-    PUBLISHED = "published"  # copied from a cited publication or vendor table
-    DERIVED = "derived"  # computed here from other rows (the row says how)
-
-
-class Domain(StrEnum):
-    VISION = "vision"
-    SPEECH = "speech"
-    NLP = "nlp"
-
-
-class InputKind(StrEnum):
-    FIXED = "fixed"  # one input size (an image at 224x224)
-    VARIABLE = "variable"  # cost depends on input length (audio seconds, tokens)
-
-
-class LoadKind(StrEnum):
-    """What a load-latency sweep varies (Triton perf_analyzer's two load modes)."""
-
-    CONCURRENCY = "concurrency"  # outstanding requests kept in flight
-    REQUEST_RATE = "request_rate"  # requests per second offered
+from engine.vocab import Domain, InputKind, LoadKind, Provenance
 
 
 PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")

@@ -22,7 +22,7 @@ from typing import Optional
 from pydantic import ValidationError
 
 from engine.errors import error_message, error_path, excerpt
-from engine.io.importers import ImportFailed, ImportResult, Source, decode, read_bytes
+from engine.io.import_common import decode, ImportFailed, ImportResult, read_bytes, Source
 from engine.io.records import MAX_TEXT_CHARS, PRECISIONS, LatencyPointRow, LoadPointRow
 
 # Column names are matched ignoring case and repeated spaces, and Model Analyzer's ' time (ms)' as ' (ms)'

@@ -12,6 +12,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from engine.profiles.tails import percentile_key
+from engine.analytic import build_design, capacity
+from engine.scenario import load_scenario, Scenario
+from engine.sim.run import simulate_design
 
 
 class BoundedRate(BaseModel):
@@ -32,10 +35,6 @@ def sim_bounded_rate(scenario, ctx, n_requests: int = 20_000, seed: int = 0, ste
     `steps` halvings of [0, capacity] give the rate to capacity / 2**steps; a probe that is
     unstable (queue growing) or misses the SLA moves the upper end down.
     """
-    from engine.analytic import build_design, capacity
-    from engine.scenario import Scenario, load_scenario
-    from engine.sim.run import simulate_design
-
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)
     design = build_design(scenario, ctx)

@@ -24,8 +24,10 @@ import math
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from engine.errors import KneepointError, error_message, error_path
+from engine.errors import error_message, error_path, KneepointError
 from engine.profiles.knee import reaches_knee
+from engine.catalog import UnknownNameError
+from engine.profiles import ProfileError
 
 #: Algorithm 1 line 8: MaxBatch_knee is where utilisation reaches 80 % (rpc_figures.csv, PARIS seed Sec IV-B)
 THRESHOLD = 0.8
@@ -281,7 +283,7 @@ def lognormal_pdf(mu: float, sigma: float, max_batch: int = MAX_BATCH) -> dict[i
 
     P(b) is the log-normal mass of [b - 1/2, b + 1/2) (from 1/2 for b = 1), renormalised over
     1..max_batch: the discretisation the analytic engine and the simulator use
-    (engine.analytic.design.query_size_pmf). mu and sigma are the mean and standard deviation of
+    (engine.analytic.lengths.query_size_pmf). mu and sigma are the mean and standard deviation of
     ln(size); sizes are items per query.
     """
     from statistics import NormalDist
@@ -310,9 +312,6 @@ def paris_input_from_book(book, model: str, sku: str, partitions: list[str], dis
     1..max(dist); batches a partition's curve or memory cannot answer are left out (PARIS then
     names them if they fall in that partition's range). GPCs are the profiles' compute slices.
     """
-    from engine.catalog import UnknownNameError
-    from engine.profiles import ProfileError
-
     gpu = book.gpu(sku)
     if not partitions:
         raise ParisError("partitions: give at least one MIG profile")

@@ -10,7 +10,6 @@ discretised as the analytic engine does) and the profile store's service-time mo
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Callable, Optional
 
 from pydantic import BaseModel, ConfigDict
@@ -19,21 +18,15 @@ from engine.catalog import Gpu, MigLayout
 from engine.partition.baselines import homogeneous, random_layouts, scenario_with_layouts, size_profile, size_profiles
 from engine.partition.pack import MAX_GPUS, PackingError, multiset_of, pack
 from engine.partition.paris import MAX_BATCH, ParisResult, paris, paris_input_from_book
+from engine.analytic.design import query_size_pmf
+from engine.analytic import build_design, sla_bounded_rate
+from engine.profiles import ProfileError
+from engine.scenario import Scenario, ScenarioError, load_scenario
+from engine.vocab import PartitionPolicy
 
 #: Sec V: SLA = N x the latency of the distribution's largest batch on GPU(7), N = 1.5 by default
 #: (rpc_figures.csv, PARIS seed Sec V)
 SLA_MULTIPLE = 1.5
-
-
-class PartitionPolicy(StrEnum):
-    GPU1 = "gpu1"
-    GPU2 = "gpu2"
-    GPU3 = "gpu3"
-    GPU4 = "gpu4"
-    GPU7 = "gpu7"
-    GPU_MAX = "gpu-max"
-    RANDOM = "random"
-    PARIS = "paris"
 
 
 class PartitionPlan(BaseModel):
@@ -65,9 +58,7 @@ def seed_sla_ms(book, model: str, sku: str, multiple: float = SLA_MULTIPLE, max_
 
 
 def batch_dist(scenario) -> dict[int, float]:
-    """The scenario's batch-size PDF {items per query: probability} (engine.analytic.design.query_size_pmf)."""
-    from engine.analytic.design import query_size_pmf
-
+    """The scenario's batch-size PDF {items per query: probability} (engine.analytic.lengths.query_size_pmf)."""
     pmf = query_size_pmf(scenario)
     return {b: float(p) for b, p in enumerate(pmf, start=1) if p > 0}
 
@@ -89,10 +80,6 @@ def _random(scenario, ctx, gpu: Gpu, gpus: int, max_gpcs: int, seed: int) -> tup
 
 def _gpu_max(scenario, ctx, gpu: Gpu, gpus: int, max_gpcs: int, seed: int) -> tuple[list[MigLayout], Extras]:
     """The homogeneous GPU(n) with the largest analytic SLA-bounded throughput (seed Sec VI)."""
-    from engine.analytic import build_design, sla_bounded_rate
-    from engine.profiles import ProfileError
-    from engine.scenario import ScenarioError, load_scenario
-
     rates: dict[str, float] = {}
     best: Optional[tuple[float, list[MigLayout]]] = None
     notes = []
@@ -177,8 +164,6 @@ def plan(policy: str, scenario, ctx, *, gpus: Optional[int] = None, max_gpcs: Op
          seed: int = 0) -> PartitionPlan:
     """Partition the scenario's GPUs (gpu.sku, gpu.count unless `gpus`) by the named policy, within
     max_gpcs GPCs (default: all of them)."""
-    from engine.scenario import Scenario, load_scenario
-
     try:
         name = PartitionPolicy(policy)
     except ValueError:

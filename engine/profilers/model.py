@@ -23,6 +23,8 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from engine.profilers import ProfilerError, host
+from engine.io.records import LatencyPointRow
+from engine.profilers.gpu import cuda_target
 
 SOURCE = "python -m engine profile model (this project)"
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32)
@@ -75,8 +77,6 @@ def sweep(make_run: Callable[[int], Callable[[], None]], batches: Sequence[int],
 
 
 def _rows(stats: list[dict], common: dict) -> list:
-    from engine.io.records import LatencyPointRow
-
     return [LatencyPointRow(**common, **{k: (round(v, 6) if isinstance(v, float) else v) for k, v in s.items()})
             for s in stats]
 
@@ -85,7 +85,6 @@ def _target(cuda: bool) -> tuple[str, str, dict, str]:
     """(sku, partition, measured_on extras, note) for the device the run used."""
     if not cuda:
         return "CPU", "full", {}, ""
-    from engine.profilers.gpu import cuda_target
 
     t = cuda_target()
     return t.sku, t.partition, ({"gpu": t.gpu_name.replace(" ", "_")} if t.gpu_name else {}), t.how

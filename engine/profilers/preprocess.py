@@ -25,9 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from engine.profilers import ProfilerError
+from engine.profilers import ProfilerError, host
 from engine.profilers.pipelines import (decode_jpeg, encode_jpeg, load_photos, preprocess_audio, synth_speech,
                                         transform_image)
+from engine.io.records import PreprocessingPointRow
 
 SOURCE = "python -m engine profile preprocess (this project)"
 IMAGE_STEP = "decode+resize256+crop224+normalise"
@@ -73,7 +74,6 @@ def measure(quick: bool = False) -> list[dict]:
     """Time every point in this process (one core); returns PreprocessingPointRow field dicts."""
     from PIL import features
 
-    from engine.profilers import host
 
     mode = "quick" if quick else "full"
     budget, min_n = BUDGET[mode]
@@ -144,8 +144,6 @@ def profile_preprocess(quick: bool = False, in_process: bool = False, timeout_s:
     (for debugging: with multi-threaded BLAS pinned to one core the audio numbers come out worse).
     Progress goes to stderr.
     """
-    from engine.io.records import PreprocessingPointRow
-
     if in_process:
         before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
         try:

@@ -2,7 +2,7 @@
 
 from engine.profiles.curves import Curve, CurveKey
 from engine.profiles.interp import OutOfRange
-from engine.profiles.knee import KneeRule
+from engine.vocab import KneeRule
 from engine.profiles.service import Knee, Prediction, ProfileBook, ProfileError
 from engine.profiles.slicelaw import SliceFit, fit_slice_law, slice_latency
 

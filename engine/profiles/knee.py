@@ -11,7 +11,6 @@ Time_knee is the tail latency at Batch_knee (PREBA section 4.3).
 
 from __future__ import annotations
 
-from enum import StrEnum
 
 import numpy as np
 
@@ -23,11 +22,6 @@ THRESHOLD_RANGE = "(0, 1]"
 
 class KneeError(KneepointError):
     """A knee asked with a rule parameter out of its range; the message names the parameter and the range."""
-
-
-class KneeRule(StrEnum):
-    UTILIZATION = "utilization"
-    CURVE = "curve"
 
 
 def utilization(throughput) -> np.ndarray:

@@ -26,6 +26,8 @@ from engine.executors import Executor, LocalExecutor
 from engine.search.pareto import MAX, MIN, front_order, non_dominated
 from engine.search.result import Candidate, Confirmation, DesignRow, Front, SearchResult
 from engine.search.space import DesignGrid, SearchError, SearchSpace, expand, parse_space
+from engine.sim import SimError, simulate_design
+from engine.store import Store
 
 _METRICS = ("capacity_rps", "stable", "p99_ms", "sla_latency_ms", "meets_sla", "sla_bounded_rps", "tco_usd",
             "capex_usd", "opex_usd", "queries_per_usd", "queries_per_joule")
@@ -136,8 +138,6 @@ def _to_confirm(values: np.ndarray, best: list[Optional[int]], top: int) -> list
 def _confirm(shared: tuple[DesignGrid, Context], job: tuple[int, float, int, int]) -> Confirmation:
     """Simulate one design at the offered rate (engine.sim) and compare its p99 with the analytic one (an executor's
     chunk function: job is (design index, analytic p99 ms, requests, seed))."""
-    from engine.sim import SimError, simulate_design
-
     grid, ctx = shared
     index, p99_ms, n_requests, seed = job
     rate = grid.base.workload.arrival.rate_rps
@@ -179,8 +179,6 @@ def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] 
     _check_args(workers, confirm_top, sim_requests, seed)
     t0 = time.perf_counter()
     if ctx is None:
-        from engine.store import Store
-
         ctx = Context.from_store(Store())
     grid = space if isinstance(space, DesignGrid) else expand(parse_space(space), ctx.book)
     n = grid.size

@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from engine.catalog import LayoutError, UnknownNameError, enumerate_layouts, validate_layout
 from engine.scenario import (BatchingSpec, GpuSpec, PreprocessingSpec, RpcSpec, Scenario, ScenarioError,
                              SchedulerSpec, load_scenario)
-from engine.errors import ECHO_CHARS, KneepointError, error_message, error_path, excerpt
+from engine.errors import ECHO_CHARS, error_message, error_path, excerpt, KneepointError
+from engine.partition.pack import pack, PackingError
 
 SCHEMA_ID = "kneepoint.search/1"
 DEFAULT_MAX_DESIGNS = 20_000
@@ -326,8 +327,6 @@ def _gpu_options(raw: list, base: Scenario, base_json: dict, book, notes: list[s
 
 def _packed(source: str, multiset: dict[str, int], base: Scenario, book, notes: list[str]) -> Optional[list]:
     """Per-GPU layout labels of a multiset, or None (with a note) when it cannot be packed."""
-    from engine.partition.pack import PackingError, pack  # imported late: only partition spaces need it
-
     gpu = book.catalog.gpu(base.gpu.sku)
     for name in multiset:  # a misspelt profile is an error, not a multiset to skip
         try:

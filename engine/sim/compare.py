@@ -20,6 +20,12 @@ from typing import Optional
 
 import pandas as pd
 
+from engine.analytic import Context, at_rate, build_design, capacity
+from engine.scenario import load_scenario
+from engine.sim.run import simulate_design
+from engine.sim.sweep import sweep
+from engine.store import Store
+
 LAYOUTS = {"full": None, "7x1g": ["1g.5gb"] * 7, "3g+2g+1g+1g": ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]}
 BATCHING = ("none", "fixed", "preba", "work-conserving")
 SCHEDULERS = ("fifs", "round-robin")
@@ -70,9 +76,6 @@ def held_capacity(design, ctx, n_requests: int = 30_000, seed: int = 3, steps: i
     "Holds" is the simulator's own stability verdict (engine.sim.stats.stability): no queue growth over the
     second half of the run and as many completions as arrivals.
     """
-    from engine.analytic import capacity
-    from engine.sim.run import simulate_design
-
     cap = capacity(design)[0]
     lo, hi = 0.5 * cap, 2.0 * cap
     for _ in range(steps):
@@ -84,9 +87,6 @@ def held_capacity(design, ctx, n_requests: int = 30_000, seed: int = 3, steps: i
 
 def capacity_table(ctx, scenarios: list[dict], n_requests: int = 30_000) -> pd.DataFrame:
     """Analytic capacity against the rate the simulator holds, per scenario."""
-    from engine.analytic import build_design, capacity
-    from engine.scenario import load_scenario
-
     rows = []
     for data in scenarios:
         design = build_design(load_scenario(data, ctx.book), ctx)
@@ -99,10 +99,6 @@ def capacity_table(ctx, scenarios: list[dict], n_requests: int = 30_000) -> pd.D
 
 def compare(ctx, scenarios: list[dict], utils=UTILS, n_requests: int = 40_000, seed: int = 1,
             workers: Optional[int] = None) -> pd.DataFrame:
-    from engine.analytic import at_rate, build_design, capacity
-    from engine.scenario import load_scenario
-    from engine.sim.sweep import sweep
-
     rows = []
     for data in scenarios:
         design = build_design(load_scenario(data, ctx.book), ctx)
@@ -132,9 +128,6 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    from engine.analytic import Context
-    from engine.store import Store
-
     ap = argparse.ArgumentParser(prog="python -m engine.sim.compare")
     ap.add_argument("--requests", type=int, default=40_000)
     ap.add_argument("--seed", type=int, default=1)

@@ -16,7 +16,9 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.scenario import BatchingPolicy
+from engine.vocab import BatchingPolicy
+from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
+from engine.profiles import ProfileError
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3
 TOKEN_BUCKET = 64.0  # text models (assumption: PREBA buckets audio only)
@@ -64,9 +66,6 @@ def gpu_plan(design, ctx=None, lengths: Optional[np.ndarray] = None) -> GpuPlan:
 
 def preba_caps(design, ctx, n_buckets: int, width: float) -> list[list[int]]:
     """Batch_max(partition, bucket): the utilisation knee at the bucket's upper edge (PREBA 4.3)."""
-    from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
-    from engine.profiles import ProfileError
-
     sc, book = design.scenario, ctx.book
     src = book._source(sc.model, sc.gpu.sku, design.gpu.partitions[0].name, sc.precision, None, False)
     lengths = book.lengths(sc.model, *src)

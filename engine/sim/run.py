@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
+from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE, Scenario, load_scenario
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
 from engine.sim.gpu import GpuEngine
@@ -24,15 +24,16 @@ from engine.sim.hoststages import run_host
 from engine.sim.plan import gpu_plan
 from engine.sim.service import GpuService, ServiceSpec
 from engine.sim.workload import CLOSED_LOOP, SimWorkload, WorkloadKind, generate
+from engine.analytic import Context, build_design
+from engine.store import Store
+from engine.errors import excerpt
+from engine.analytic.operating_point import capacity
 
 DEFAULT_WARMUP = 0.1
 STATS_ENGINES = ("duckdb", "numpy")
 
 
 def _context():
-    from engine.analytic import Context
-    from engine.store import Store
-
     return Context.from_store(Store())
 
 
@@ -40,8 +41,6 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     """Requests/s the design sustains: the analytic capacity, or with a synthetic service, each partition
     at its Batch_max (one query at a time without batching) and the host stages' capacities."""
     if service is None:
-        from engine.analytic.operating_point import capacity
-
         return capacity(design)[0]
     means = service.mean_ms if isinstance(service.mean_ms, list) else [service.mean_ms] * len(design.gpu.partitions)
     pmf = design.q_pmf
@@ -61,7 +60,6 @@ def _workload_from(data: dict) -> SimWorkload:
     """A SimWorkload from a dict; SimError names the field (a trace file, e.g., is refused, never read)."""
     from pydantic import ValidationError
 
-    from engine.errors import excerpt
 
     try:
         return SimWorkload.model_validate(data)
@@ -87,9 +85,6 @@ def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional
     of requests discarded;
     stats: 'duckdb' (percentiles through the store's DuckDB) or 'numpy'.
     """
-    from engine.analytic import build_design
-    from engine.scenario import Scenario, load_scenario
-
     ctx = ctx if ctx is not None else _context()
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, ctx.book)

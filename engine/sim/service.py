@@ -26,12 +26,11 @@ import numpy as np
 
 from engine.scenario import ServiceKind, ServiceSpec  # noqa: F401  (part of this module's interface)
 from engine.sim.errors import SimError
+from engine.analytic.gpu import lognormal_sigma_for_ratio, length_rows
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:
     """Log-normal sigma whose p-quantile over the mean is `ratio` (engine.analytic.gpu.lognormal_sigma_for_ratio)."""
-    from engine.analytic.gpu import lognormal_sigma_for_ratio
-
     return lognormal_sigma_for_ratio(ratio, z)
 
 
@@ -76,8 +75,6 @@ class GpuService:
     def _length_tables(self, design, ctx) -> None:
         """Curves at every profiled input length, per partition (variable-length models): the same rows the
         analytic engine takes its expectation over (engine.analytic.gpu.length_rows)."""
-        from engine.analytic.gpu import length_rows
-
         sc, book = design.scenario, ctx.book
         src = book._source(sc.model, sc.gpu.sku, design.gpu.partitions[0].name, sc.precision, None, False)
         lengths = book.lengths(sc.model, *src)

@@ -19,6 +19,7 @@ from typing import Optional
 import numpy as np
 
 from engine.sim.result import t975
+from engine.store import Store
 
 GROUPS = 20
 
@@ -26,8 +27,6 @@ GROUPS = 20
 def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str):
     """[(group, n, mean, [quantiles...])], overall first when `by` is given: DuckDB or numpy."""
     if engine == "duckdb":
-        from engine.store import Store
-
         df = Store.summarize(cols, value, by, qs, total=by is not None)
         qn = [c for c in df.columns if c.startswith("q")]
         # DuckDB's parallel avg() can differ in the last bit between runs; means come from numpy so that one

@@ -27,14 +27,17 @@ Defaults and where they come from (all overridable through PreprocessingSpec):
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from engine.scenario import PreprocessDevice, PreprocessingSpec
 from engine.stages.base import StageCost
+from engine.vocab import PreprocessDevice
+
+if TYPE_CHECKING:  # the spec's type only
+    from engine.scenario import PreprocessingSpec
 
 IMAGE_SCV = AUDIO_SCV = 0.3
 AUDIO_DEFAULT_S = 7.0  # models.csv request_bytes convention (middle DLE audio length)

@@ -23,17 +23,15 @@ the whole batch, is on every member's critical path, and is divided by the batch
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from engine.scenario import RpcPreset, RpcSpec
 from engine.stages.base import StageCost
+from engine.vocab import Completion, CopyMethod, Orchestration, RpcPreset, Stack
 
-Stack = Literal["kernel", "bypass", "smartnic", "none"]
-CopyMethod = Literal["cudamemcpy", "gpu-dma", "direct"]
-Orchestration = Literal["cpu", "cpu-graphs", "gpu"]
-Completion = Literal["blocking", "callback", "polling", "spin"]
+if TYPE_CHECKING:  # the spec's type only: the Scenario validates rpc.components against RpcComponents
+    from engine.scenario import RpcSpec
 
 #: PCIe x16 per-direction bandwidth by generation, GB/s (rpc_figures: hpc-notes PCIe link-speed table).
 PCIE_X16_GBPS: dict[int, float] = {3: 15.7, 4: 31.5, 5: 63.0}

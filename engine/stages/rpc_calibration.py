@@ -16,8 +16,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.scenario import RpcPreset
 from engine.stages.rpc import PRESETS, RpcBreakdown, RpcComponents, rpc_breakdown, with_changes
+from engine.vocab import RpcPreset
 
 
 class Service(BaseModel):

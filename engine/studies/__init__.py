@@ -11,6 +11,7 @@ import copy
 import pandas as pd
 
 from engine.scenario import Scenario, load_scenario
+from engine.analytic.pipeline import _model_row  # one definition of the fallback, not a copy
 
 
 def variant(scenario: Scenario, book, changes: dict) -> Scenario:
@@ -33,6 +34,4 @@ def require_gpu(scenario: Scenario) -> None:
 
 def model_row(book, model: str) -> pd.Series:
     """The models.csv row exactly as the analytic engine prices it (defaults for a model without a row)."""
-    from engine.analytic.pipeline import _model_row  # one definition of the fallback, not a copy
-
     return _model_row(book, model)

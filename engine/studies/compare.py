@@ -14,10 +14,12 @@ from typing import Callable, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic import Context, build_design, evaluate_design, load_curve
-from engine.cost import COST_BASIS_NAMES, CostBasis
+from engine.analytic import build_design, Context, evaluate_design, load_curve
+from engine.cost import COST_BASIS_NAMES
 from engine.scenario import Scenario
 from engine.errors import KneepointError
+from engine.partition.bounded import sim_bounded_rate
+from engine.vocab import CostBasis
 
 #: result columns compared, with whether more is better (for the sign of a delta's colour)
 RESULTS: dict[str, bool] = {
@@ -158,8 +160,6 @@ def simulate_bounds(scenarios: list[Scenario], ctx: Context, n_requests: int = 1
     """Each design's largest load whose simulated SLA-percentile latency meets its SLA (bisection on the
     load, common random numbers across probes); what the analytic engine cannot judge (ELSA's routing,
     heavy tails) the simulator does."""
-    from engine.partition.bounded import sim_bounded_rate
-
     if not scenarios:
         raise CompareError("nothing to simulate: pin at least one design")
     out = []

@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, at_rate, build_design, capacity, sla_bounded_rate
 from engine.analytic.design import Design
-from engine.cost import (HOURS_PER_YEAR, CostBasis, CostInputs, CostResult, Default, PricedRate, inputs_from_spec,
+from engine.cost import (HOURS_PER_YEAR, CostInputs, CostResult, Default, PricedRate, inputs_from_spec,
                          price_defaults, priced_rate, servers_for, tco)
-from engine.scenario import PreprocessDevice, RpcPreset, Scenario
+from engine.scenario import Scenario
+from engine.vocab import CostBasis, PreprocessDevice, RpcPreset
 from engine.stages.preprocess import DPU_CUS_PER_CARD
 from engine.studies import model_row, require_gpu, variant
 

@@ -18,9 +18,10 @@ from engine.analytic import build_design, capacity, sla_bounded_rate
 from engine.partition.bounded import sim_bounded_rate
 from engine.partition.pack import PackingError
 from engine.partition.paris import ParisResult
-from engine.partition.plan import PartitionPolicy, batch_dist, plan, seed_sla_ms
+from engine.partition.plan import batch_dist, plan, seed_sla_ms
 from engine.profiles import ProfileError
 from engine.scenario import Scenario, ScenarioError, load_scenario
+from engine.vocab import PartitionPolicy
 
 STUDY_POLICIES = ("gpu1", "gpu2", "gpu3", "gpu4", "gpu7", "gpu-max", "random", "paris")
 SIM_SCHEDULERS = ("fifs", "elsa")

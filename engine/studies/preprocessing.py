@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, sla_bounded_rate
 from engine.analytic.design import Design
-from engine.analytic.gpu import GpuSide
+from engine.accelerator_side import GpuSide
 from engine.analytic.rates import gpu_capacity_rps
-from engine.scenario import PreprocessDevice, PreprocessingSpec, Scenario
+from engine.scenario import PreprocessingSpec, Scenario
+from engine.vocab import PreprocessDevice
 from engine.stages import StageCost
 from engine.stages.preprocess import (DPU_CUS_PER_CARD, DecodePartition, cores_needed, cpu_cost_per_item_s,
                                       decode_partitions, dpu_bytes_per_item, dpu_sizing, pcie_gbps, preprocess_stage,

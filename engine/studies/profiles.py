@@ -9,8 +9,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.profiles.curves import CurveKey, curve_from_points
-from engine.profiles.knee import KneeRule, knee_curve, knee_utilization
+from engine.profiles.knee import knee_curve, knee_utilization
 from engine.profiles.service import ProfileBook, ProfileError, batch_provenance
+from engine.vocab import KneeRule
 
 SERIES = ["model", "sku", "partition", "precision", "framework", "input_len"]
 

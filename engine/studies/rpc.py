@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, load_curve, sla_bounded_rate
 from engine.analytic.pipeline import _ModelLike
-from engine.scenario import RpcPreset, Scenario
+from engine.scenario import Scenario
+from engine.vocab import RpcPreset
 from engine.stages.rpc import DEFAULT_KERNEL_COUNT, RpcBreakdown, rpc_path
 from engine.stages.rpc_calibration import SERVICES, CalibrationRow, calibration_table, splitrpc_e2e
 from engine.studies import model_row, require_gpu, variant

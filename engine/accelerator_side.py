@@ -1,0 +1,100 @@
+"""The accelerator side of a design, whatever the backend: its servers (Partition) and how they batch (GpuSide).
+
+A GPU backend (engine.analytic.gpu) cuts GPUs into whole, MIG or GPU% partitions; the FPGA backend
+(engine.fpga.backend) makes one Partition per hardware thread. Both hand the analytic engine and the simulator
+the same GpuSide. This module imports only the vocabulary, so every backend may build on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from engine.vocab import BatchingPolicy
+
+MAX_ANSWERS = 4096  # rate points one GPU side remembers (a sweep or bisection uses about 100)
+
+
+class Partition(BaseModel):
+    """One GPU instance serving the model, with its service-time table (s) over batches 1..max_batch."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    gpu_index: int
+    name: str  # 'full', a MIG profile, or 'mps:N'
+    label: str  # e.g. 'GPU0 3g.20gb@4'
+    provenance: str
+    max_batch: int  # Batch_max in items (knee, or the policy's cap), within the curve and memory
+    knee_batch: int
+    knee_time_s: float
+    mean_s: np.ndarray  # index b-1 -> mean batch service time (s), b = 1..curve max
+    tail_s: np.ndarray  # same, at the scenario's SLA percentile
+    # log-sd of the run-to-run jitter of a batch at a given input length (the simulator's draw); None: derive it
+    # from tail_s / mean_s, which for a fixed-size model hold nothing else (engine.sim.service)
+    jitter_sigma: Optional[float] = None
+    # tables derived from this (immutable) partition's curves, e.g. the log-normal sigma of each batch size:
+    # worked out once per partition instead of at every rate of a sweep (engine.analytic.rates)
+    _derived: dict = PrivateAttr(default_factory=dict)
+
+    def derived(self, key: tuple, make):
+        """make(), remembered under `key` for the life of this partition (a few keys: batch caps x percentiles)."""
+        memo = self.__pydantic_private__["_derived"]  # direct: pydantic's __getattr__ costs ~3 us a call
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
+
+    def service(self, b: float) -> float:
+        """Mean service time (s) of a batch of b items, linear between integer batches."""
+        b = min(max(b, 1.0), len(self.mean_s))
+        whole = int(math.floor(b))
+        if whole >= len(self.mean_s):
+            return float(self.mean_s[-1])
+        fraction = b - whole
+        return float(self.mean_s[whole - 1] * (1 - fraction) + self.mean_s[whole] * fraction)
+
+    def tail(self, b: float) -> float:
+        b = int(round(min(max(b, 1.0), len(self.tail_s))))
+        return float(self.tail_s[b - 1])
+
+
+class GpuSide(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    partitions: tuple[Partition, ...]
+    policy: BatchingPolicy
+    time_queue_s: float  # Time_queue (0 when batches never wait for a timeout)
+    knee_rule: str
+    input_len: Optional[float]
+    notes: tuple[str, ...]
+    # answers of pure functions of this (immutable) side, e.g. its state at a rate: a sweep's designs
+    # share one GpuSide across preprocessing devices and hosts, so each rate is worked out once
+    _answers: dict = PrivateAttr(default_factory=dict)
+
+    def remember(self, key: tuple, make):
+        answers = self.__pydantic_private__["_answers"]  # direct: pydantic's __getattr__ costs ~3 us a call
+        if key not in answers:
+            if len(answers) >= MAX_ANSWERS:  # a long-lived server: forget the oldest, stay bounded
+                del answers[next(iter(answers))]
+            answers[key] = make()
+        return answers[key]
+
+    def with_partitions(self, partitions: tuple[Partition, ...]) -> "GpuSide":
+        """The same side with other partitions (and none of this side's remembered answers)."""
+        return GpuSide(partitions=partitions, policy=self.policy, time_queue_s=self.time_queue_s,
+                       knee_rule=self.knee_rule, input_len=self.input_len, notes=self.notes)
+
+
+@dataclass(frozen=True)
+class Link:
+    """What the host side needs of the accelerator: its name in memo keys, the PCIe generation of its host link,
+    the catalogue GPU whose decoders GPU preprocessing may use (None: no GPU decoders), and the kernel launches
+    the RPC path prices per request (None: the model's own count)."""
+
+    name: str
+    pcie_gen: int
+    decode_gpu: Any
+    kernels: Optional[int]
