@@ -4,8 +4,8 @@ hand-built arrival sequence; the static (open-loop) and dynamic (per-arrival) pa
 import numpy as np
 import pytest
 
-from engine.sim.gpu import GpuEngine
-from engine.sim.plan import NO_CAP
+from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
+from engine.sim.plan import NO_CAP, GpuPlan
 
 MS = 1e-3
 
@@ -29,11 +29,11 @@ def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, rcap=NO_CAP, s
         merge=False, force_dynamic=False):
     ready = np.array(ready_ms, dtype=float) * MS
     sizes = np.ones(len(ready), dtype=np.int64) if sizes is None else np.array(sizes, dtype=np.int64)
-    eng = GpuEngine(service=service, caps=caps, rcap=rcap, tq=tq_ms * MS, scheduler=scheduler, sla_s=1.0, alpha=1.0,
-                    beta=1.0, ready=ready, sizes=sizes, lengths=None if lengths is None else np.array(lengths, float),
-                    width=width, merge=merge, force_dynamic=force_dynamic)
-    eng.arrival_l = ready.tolist()
-    log = eng.run()
+    plan = GpuPlan(batch_max=caps, request_cap=rcap, time_queue_s=tq_ms * MS, bucket_width=width, merge=merge)
+    requests = GpuRequests(ready=ready, sizes=sizes, lengths=None if lengths is None else np.array(lengths, float),
+                           arrival=ready)
+    log = GpuEngine(GpuSpec(service=service, plan=plan, scheduler=scheduler, sla_s=1.0), requests,
+                    force_dynamic=force_dynamic).run()
     batches = []
     for b in range(len(log.start)):
         members = sorted(np.flatnonzero(log.req_batch == b).tolist())

@@ -98,8 +98,9 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         busy.append(u)
         util[f"{design.accelerator}:{p.label}"] = u
         bi = in_b & sel
-        plist.append({"label": p.label, "partition": p.name, "batch_max": plan.caps[i][0] if len(plan.caps[i]) == 1
-                      else plan.caps[i], "batches": int(bi.sum()), "requests": int(log.nreq[bi].sum()),
+        caps = plan.batch_max[i]
+        plist.append({"label": p.label, "partition": p.name, "batch_max": caps[0] if len(caps) == 1 else caps,
+                      "batches": int(bi.sum()), "requests": int(log.nreq[bi].sum()),
                       "mean_batch_items": float(log.items[bi].mean()) if bi.any() else 0.0,
                       "mean_service_ms": float((log.end[bi] - log.start[bi]).mean() * 1e3) if bi.any() else 0.0,
                       "utilization": u, "latency_mean_ms": lat_p.get(i, (float("nan"),))[0] * 1e3,
@@ -113,8 +114,8 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
                                      capacity)
     mlperf = _mlperf(kind, sc.model, latency, throughput, stable, cols)
     series = stats.timeseries(cols, end_sorted, engine) if want_series else None
-    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.tq * 1e3,
-                "batch_max": [c[0] if len(c) == 1 else c for c in plan.caps], "bucket_width": plan.width,
+    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.time_queue_s * 1e3,
+                "batch_max": [c[0] if len(c) == 1 else c for c in plan.batch_max], "bucket_width": plan.bucket_width,
                 "merge": plan.merge, "knee_rule": design.gpu.knee_rule}
     return SimResult(
         name=sc.name, workload=kind.value, seed=seed, n_requests=n, n_measured=n - first, warmup_requests=first,

@@ -19,7 +19,7 @@ import numpy as np
 from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
-from engine.sim.gpu import GpuEngine
+from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
 from engine.sim.hoststages import run_host
 from engine.sim.plan import gpu_plan
 from engine.sim.service import GpuService, ServiceSpec
@@ -47,8 +47,8 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     pmf = design.q_pmf
     sizes = np.arange(1, len(pmf) + 1)
     cap = 0.0
-    for m, c in zip(means, plan.caps):
-        if plan.rcap == 1:
+    for m, c in zip(means, plan.batch_max):
+        if plan.request_cap == 1:
             cap += 1.0 / float(np.dot(pmf, m / 1e3 * (1 + service.batch_slope * (sizes - 1))))
         else:
             cap += c[0] / (m / 1e3 * (1 + service.batch_slope * (c[0] - 1))) / design.q_mean
@@ -136,14 +136,11 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     if service is not None:
         notes.append(f"synthetic GPU service: {service.kind.value}, mean {service.mean_ms} ms"
                      + ("" if with_host else "; host stages left out"))
-    sched = design.scheduler.value
-    eng = GpuEngine(service=svc, caps=plan.caps, rcap=plan.rcap, tq=plan.tq, scheduler=sched, sla_s=design.sla_s,
-                    alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta,
-                    ready=host.ready, sizes=arr.size, lengths=arr.length, width=plan.width, merge=plan.merge,
-                    closed_loop=closed, host_offset=host.ready if closed else None, progress=progress)
-    if not closed:
-        eng.arrival_l = arr.t.tolist()
-    log = eng.run()
+    spec = GpuSpec(service=svc, plan=plan, scheduler=design.scheduler.value, sla_s=design.sla_s,
+                   alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta)
+    requests = GpuRequests(ready=host.ready, sizes=arr.size, lengths=arr.length,
+                           arrival=None if closed else arr.t, closed_loop=closed)
+    log = GpuEngine(spec, requests, progress=progress).run()
     if np.any(log.req_batch < 0):
         raise RuntimeError("internal error: a request was never served")
     cap = capacity_of(design, service, plan, with_host)
