@@ -36,8 +36,8 @@ def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, rcap=NO_CAP, s
                     force_dynamic=force_dynamic).run()
     batches = []
     for b in range(len(log.start)):
-        members = sorted(np.flatnonzero(log.req_batch == b).tolist())
-        batches.append((round(log.start[b] / MS, 9), int(log.part[b]), members))
+        members = sorted(np.flatnonzero(log.request_batch == b).tolist())
+        batches.append((round(log.start[b] / MS, 9), int(log.partition[b]), members))
     return batches, log
 
 

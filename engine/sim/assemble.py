@@ -15,7 +15,7 @@ from engine.sim.workload import WorkloadKind, mlperf_bound_ms
 def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
     """Per-request columns (s). host_shift: the host times are offsets from each request's arrival."""
     arrival = log.arrival if log.arrival is not None else arrivals.t
-    batch = log.req_batch
+    batch = log.request_batch
     cols = {"arrival": arrival}
     shift = arrival if host_shift else 0.0
     for name, enter, start, end in zip(host.names, host.enter, host.start, host.end):
@@ -25,7 +25,7 @@ def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
     cols["batch_formed"] = log.formed[batch]
     cols["batch_start"] = log.start[batch]
     cols["end"] = log.end[batch]
-    cols["partition"] = log.part[batch]
+    cols["partition"] = log.partition[batch]
     cols["batch_items"] = log.items[batch]
     cols["size"] = arrivals.size
     if arrivals.length is not None:
@@ -96,7 +96,7 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     latency_of = {group: (mean, quantiles[0]) for group, _, mean, quantiles in by_partition}  # (mean, p99) s
     partitions, busy = [], []
     for index, partition in enumerate(design.gpu.partitions):
-        mine = log.part == index
+        mine = log.partition == index
         utilisation = stats.overlap(log.start[mine], log.end[mine], t0, t1) / span
         busy.append(utilisation)
         util[f"{accelerator}:{partition.label}"] = utilisation
@@ -105,7 +105,7 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         partitions.append({
             "label": partition.label, "partition": partition.name,
             "batch_max": batch_max[0] if len(batch_max) == 1 else batch_max, "batches": int(counted.sum()),
-            "requests": int(log.nreq[counted].sum()),
+            "requests": int(log.n_requests[counted].sum()),
             "mean_batch_items": float(log.items[counted].mean()) if counted.any() else 0.0,
             "mean_service_ms": float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
             "utilization": utilisation, "latency_mean_ms": latency_of.get(index, (float("nan"),))[0] * 1e3,

@@ -56,13 +56,19 @@ class GpuRequests:
     closed_loop: bool = False
 
 
+@dataclass(frozen=True, slots=True)
 class BatchLog:
-    """What the GPU side did: per-batch columns and each request's batch number."""
+    """What the GPU side did: per-batch columns (indexed by batch number) and each request's batch number."""
 
-    def __init__(self, part, start, formed, end, items, nreq, req_batch, arrival, ready):
-        self.part, self.start, self.formed, self.end = part, start, formed, end
-        self.items, self.nreq, self.req_batch = items, nreq, req_batch
-        self.arrival, self.ready = arrival, ready  # closed loop: decided during the run
+    partition: np.ndarray
+    start: np.ndarray
+    formed: np.ndarray  # when its rule was met (full or timed out), at most its start
+    end: np.ndarray
+    items: np.ndarray
+    n_requests: np.ndarray
+    request_batch: np.ndarray  # per request
+    arrival: Optional[np.ndarray]  # per request, closed loop only: decided during the run
+    ready: Optional[np.ndarray]
 
 
 class GpuEngine:
@@ -298,7 +304,8 @@ class GpuEngine:
             request_batch[np.asarray(bucket.ids, dtype=np.int64)[offsets]] = np.repeat(batches, counts)
         arrival = np.array(self.arrival) if self.closed_loop else None
         ready = np.array(self.ready) if self.closed_loop else None
-        return BatchLog(np.array(self.batch_partition, dtype=np.int64), np.array(self.batch_start),
-                        np.array(self.batch_formed), np.array(self.batch_end),
-                        np.array(self.batch_items, dtype=np.int64), np.array(self.batch_requests, dtype=np.int64),
-                        request_batch, arrival, ready)
+        return BatchLog(partition=np.array(self.batch_partition, dtype=np.int64), start=np.array(self.batch_start),
+                        formed=np.array(self.batch_formed), end=np.array(self.batch_end),
+                        items=np.array(self.batch_items, dtype=np.int64),
+                        n_requests=np.array(self.batch_requests, dtype=np.int64), request_batch=request_batch,
+                        arrival=arrival, ready=ready)

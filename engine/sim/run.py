@@ -147,7 +147,7 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     requests = GpuRequests(ready=host.ready, sizes=arrivals.size, lengths=arrivals.length,
                            arrival=None if closed else arrivals.t, closed_loop=closed)
     log = GpuEngine(spec, requests, progress=progress).run()
-    if np.any(log.req_batch < 0):
+    if np.any(log.request_batch < 0):
         raise RuntimeError("internal error: a request was never served")
     series = timeseries if timeseries is not None else workload.kind in (WorkloadKind.DIURNAL, WorkloadKind.TRACE)
     return assemble(design, plan, workload, arrivals, host, log, host_stages=stages, seed=int(seed), warmup=warmup,
