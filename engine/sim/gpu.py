@@ -72,6 +72,8 @@ class BatchLog:
 
 
 class GpuEngine:
+    """One run of the GPU side: GpuEngine(spec, requests).run() -> BatchLog."""
+
     def __init__(self, spec: GpuSpec, requests: GpuRequests, *,
                  progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False):
         """force_dynamic: queue requests as they arrive even where every arrival is known in advance (tests
@@ -84,7 +86,7 @@ class GpuEngine:
         self.requests = requests
         self.progress = progress
         self.closed_loop = requests.closed_loop
-        # plain lists: simpy's callbacks index them one request at a time, far faster than numpy scalars
+        # plain lists: the processes index them one request at a time, which numpy arrays do slowly
         self.sizes = requests.sizes.tolist()
         self.lengths = requests.lengths.tolist() if requests.lengths is not None else None
         if self.closed_loop:
