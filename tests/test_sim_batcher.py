@@ -25,11 +25,11 @@ class FixedService:
         return self.mean(p, items, length)
 
 
-def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, rcap=NO_CAP, scheduler="fifs", width=0.0,
+def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, request_cap=NO_CAP, scheduler="fifs", width=0.0,
         merge=False, force_dynamic=False):
     ready = np.array(ready_ms, dtype=float) * MS
     sizes = np.ones(len(ready), dtype=np.int64) if sizes is None else np.array(sizes, dtype=np.int64)
-    plan = GpuPlan(batch_max=caps, request_cap=rcap, time_queue_s=tq_ms * MS, bucket_width=width, merge=merge)
+    plan = GpuPlan(batch_max=caps, request_cap=request_cap, time_queue_s=tq_ms * MS, bucket_width=width, merge=merge)
     requests = GpuRequests(ready=ready, sizes=sizes, lengths=None if lengths is None else np.array(lengths, float),
                            arrival=ready)
     log = GpuEngine(GpuSpec(service=service, plan=plan, scheduler=scheduler, sla_s=1.0), requests,
@@ -75,7 +75,7 @@ def test_work_conserving_takes_everything_outstanding_at_once():
 
 def test_none_runs_each_query_alone_at_its_size():
     svc = FixedService(1 * MS, per_item=1 * MS)
-    batches, log = run([0, 0, 0], [[32]], 0, svc, sizes=[4, 2, 7], rcap=1)
+    batches, log = run([0, 0, 0], [[32]], 0, svc, sizes=[4, 2, 7], request_cap=1)
     assert [b[2] for b in batches] == [[0], [1], [2]]
     assert log.items.tolist() == [4, 2, 7]
     assert log.end[-1] == pytest.approx((5 + 3 + 8) * MS)
