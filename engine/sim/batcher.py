@@ -22,39 +22,23 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 
 INF = math.inf
 
 
-class BatchDecision(NamedTuple):
-    """When the next batch of a queue leaves and what it may take."""
-
-    leave_at: float  # time the batch leaves (a dynamic queue not yet full: its timeout, see decide())
-    rule_met_at: float  # time its rule (full or timed out) was met; before leave_at when the instance was busy
-    bucket: int  # which of the queue's length buckets
-    request_limit: int  # at most this many requests
-
-
-class Segment(NamedTuple):
-    """A run of consecutive requests taken from one bucket."""
-
-    bucket: int  # the bucket's index among all the run's buckets (Bucket.index)
-    position: int  # first request, as a position in the bucket
-    count: int
-
-
-class TakenBatch(NamedTuple):
-    segments: list[Segment]
-    items: int
-    longest: Optional[float]  # longest input in the batch (variable-length models), else None
-
-
-# a NamedTuple's own __new__ is a Python function; tuple.__new__ builds the same object at half the cost,
-# on the per-batch path (decide and take)
-_new_tuple = tuple.__new__
+# Plain tuples, named here and unpacked into named variables by their one consumer (engine.sim.gpu): they are
+# built at least once per batch, and as NamedTuples they made the GPU side 8-15 % slower (JSQ, FIFS).
+BatchDecision = tuple[float, float, int, int]
+"""decide()'s answer: (leave_at: when the batch leaves (for a dynamic queue not yet full, its timeout),
+rule_met_at: when its rule (full or timed out) was met, before leave_at when the instance was busy,
+bucket: which of the queue's length buckets, request_limit: at most this many requests)."""
+Segment = tuple[int, int, int]
+"""A run of consecutive requests taken from one bucket: (Bucket.index, position of the first, count)."""
+TakenBatch = tuple[list[Segment], int, Optional[float]]
+"""take()'s answer: (segments, items, longest input in the batch for variable-length models, else None)."""
 
 
 class Bucket:
@@ -140,7 +124,7 @@ class BatchQueue:
             due = bucket.ready[head] + time_queue_s
             if last < known and bucket.ready[last] < due:
                 due = bucket.ready[last]
-            return _new_tuple(BatchDecision, (now if due <= now else due, due, 0, count))
+            return (now if due <= now else due), due, 0, count
         best = None
         for index, bucket in enumerate(self.buckets):
             head, known = bucket.head, len(bucket.ready)
@@ -157,7 +141,7 @@ class BatchQueue:
         if best is None:
             return None
         (leave_at, _), due, index, count = best
-        return BatchDecision(leave_at, due, index, count)
+        return leave_at, due, index, count
 
     def take(self, at: float, bucket_index: int, request_limit: int, batch_max: list[int]) -> TakenBatch:
         """Take the batch at time `at` from bucket `bucket_index` (request_limit requests at most): those that
@@ -171,11 +155,11 @@ class BatchQueue:
             count = stop - head
         bucket.head = head + count
         items = bucket.items(head, count)
-        segments = [_new_tuple(Segment, (bucket.index, head, count))]
+        segments = [(bucket.index, head, count)]
         longest = max(bucket.lengths[head:head + count]) if bucket.lengths is not None else None
         if self.merge and len(self.buckets) > 1 and items < batch_max[bucket_index]:
             items, longest = self._merge(at, bucket_index, batch_max, items, longest, segments)
-        return _new_tuple(TakenBatch, (segments, items, longest))
+        return segments, items, longest
 
     def _merge(self, at, first, batch_max, items, longest, segments):
         """PREBA: top up from neighbouring buckets without exceeding Batch_max of the longest input."""
@@ -199,7 +183,7 @@ class BatchQueue:
                     count += 1
                 if count:
                     bucket.head = head + count
-                    segments.append(Segment(bucket.index, head, count))
+                    segments.append((bucket.index, head, count))
                     if bucket.lengths is not None:
                         most = max(bucket.lengths[head:head + count])
                         longest = most if longest is None else max(longest, most)
