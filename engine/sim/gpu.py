@@ -35,7 +35,7 @@ class GpuSpec:
     service: object  # mean(p, items, length), sample(p, items, length, batch number), capacity[p] (GpuService)
     plan: GpuPlan  # Batch_max per partition and length bucket, request cap, Time_queue, buckets
     scheduler: str = "fifs"  # a SchedulerPolicy value
-    sla_s: float = float("inf")  # ELSA: the SLA budget left after the host stages
+    sla_s: float = float("inf")  # the end-to-end SLA, for ELSA
     alpha: float = 1.0  # ELSA's weights (engine.sim.schedulers)
     beta: float = 1.0
 

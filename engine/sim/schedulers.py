@@ -47,12 +47,12 @@ class SchedulerView:
     service: ServiceModel
     batch_max: list[int]  # per partition (its first length bucket)
     request_cap: int  # most requests per batch (1: each query runs alone)
-    sla_s: float  # what is left of the end-to-end SLA after the host stages
+    sla_s: float  # the end-to-end SLA (ELSA subtracts the time a request has already spent)
     alpha: float  # ELSA's weight on the estimated wait
     beta: float  # ELSA's weight on the new query's own estimate
     sizes: list[int]  # items per query
     lengths: Optional[list[float]]  # input lengths (variable-length models), else None
-    arrivals: Optional[list[float]]  # arrival times (ELSA counts the time already spent against the SLA)
+    arrivals: Optional[list[float]]  # arrival times (ELSA: the time already spent counts against the SLA)
 
 
 class Scheduler(ABC):
