@@ -100,7 +100,7 @@ def main() -> int:
     from engine.analytic import Context, build_design, capacity
     from engine.scenario import load_scenario
     from engine.sim import simulate_design
-    from engine.sim.gpu import GpuEngine
+    from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
     from engine.sim.hoststages import pool_shape
     from engine.sim.plan import gpu_plan
     from engine.sim.service import GpuService
@@ -130,13 +130,13 @@ def main() -> int:
         svc = GpuService(design, n, np.random.default_rng(np.random.SeedSequence(1).spawn(4)[3]), None, ctx)
         t = time.perf_counter()
         end_a = idiomatic(rec["arrival"].tolist(), [s.fixed_s for s in design.host_stages], host_svc,
-                          host_servers, [c[0] for c in plan.caps], plan.tq, svc)
+                          host_servers, [c[0] for c in plan.batch_max], plan.time_queue_s, svc)
         t_a = time.perf_counter() - t
         lat_a = (end_a - rec["arrival"]) * 1e3
 
         # the simpy part alone of (b), for reference
-        eng = GpuEngine(service=svc, caps=plan.caps, rcap=plan.rcap, tq=plan.tq, scheduler="fifs", sla_s=design.sla_s,
-                        alpha=1.0, beta=1.0, ready=rec["ready"], sizes=rec["size"], lengths=None)
+        eng = GpuEngine(GpuSpec(service=svc, plan=plan, scheduler="fifs", sla_s=design.sla_s),
+                        GpuRequests(ready=rec["ready"], sizes=rec["size"]))
         t = time.perf_counter()
         eng.run()
         t_core = time.perf_counter() - t

@@ -110,18 +110,18 @@ def test_a_sweep_runs_the_scenario_s_process_at_each_rate(ctx):
 
 def test_the_compare_bisection_simulates_the_scenario_s_process(ctx, monkeypatch):
     """Compare's 'Simulate' (engine.studies.compare.simulate_bounds) probes the scenario's own process at each load."""
-    import engine.sim.run as run
+    import engine.partition.bounded as bounded
     from engine.studies.compare import simulate_bounds
 
     seen = []
-    original = run.simulate_design
+    original = bounded.simulate_design
 
     def spy(design, *args, **kw):
         result = original(design, *args, **kw)
         seen.append(result.workload)
         return result
 
-    monkeypatch.setattr(run, "simulate_design", spy)
+    monkeypatch.setattr(bounded, "simulate_design", spy)  # where the bisection looks it up
     scenario = load_scenario({**BASE, "workload": {"arrival": DIURNAL}}, ctx.book)
     simulate_bounds([scenario], ctx, n_requests=1000)
     assert seen and set(seen) == {"diurnal"}

@@ -4,8 +4,8 @@ hand-built arrival sequence; the static (open-loop) and dynamic (per-arrival) pa
 import numpy as np
 import pytest
 
-from engine.sim.gpu import GpuEngine
-from engine.sim.plan import NO_CAP
+from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
+from engine.sim.plan import NO_CAP, GpuPlan
 
 MS = 1e-3
 
@@ -25,19 +25,19 @@ class FixedService:
         return self.mean(p, items, length)
 
 
-def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, rcap=NO_CAP, scheduler="fifs", width=0.0,
+def run(ready_ms, caps, tq_ms, service, sizes=None, lengths=None, request_cap=NO_CAP, scheduler="fifs", width=0.0,
         merge=False, force_dynamic=False):
     ready = np.array(ready_ms, dtype=float) * MS
     sizes = np.ones(len(ready), dtype=np.int64) if sizes is None else np.array(sizes, dtype=np.int64)
-    eng = GpuEngine(service=service, caps=caps, rcap=rcap, tq=tq_ms * MS, scheduler=scheduler, sla_s=1.0, alpha=1.0,
-                    beta=1.0, ready=ready, sizes=sizes, lengths=None if lengths is None else np.array(lengths, float),
-                    width=width, merge=merge, force_dynamic=force_dynamic)
-    eng.arrival_l = ready.tolist()
-    log = eng.run()
+    plan = GpuPlan(batch_max=caps, request_cap=request_cap, time_queue_s=tq_ms * MS, bucket_width=width, merge=merge)
+    requests = GpuRequests(ready=ready, sizes=sizes, lengths=None if lengths is None else np.array(lengths, float),
+                           arrival=ready)
+    log = GpuEngine(GpuSpec(service=service, plan=plan, scheduler=scheduler, sla_s=1.0), requests,
+                    force_dynamic=force_dynamic).run()
     batches = []
     for b in range(len(log.start)):
-        members = sorted(np.flatnonzero(log.req_batch == b).tolist())
-        batches.append((round(log.start[b] / MS, 9), int(log.part[b]), members))
+        members = sorted(np.flatnonzero(log.request_batch == b).tolist())
+        batches.append((round(log.start[b] / MS, 9), int(log.partition[b]), members))
     return batches, log
 
 
@@ -75,7 +75,7 @@ def test_work_conserving_takes_everything_outstanding_at_once():
 
 def test_none_runs_each_query_alone_at_its_size():
     svc = FixedService(1 * MS, per_item=1 * MS)
-    batches, log = run([0, 0, 0], [[32]], 0, svc, sizes=[4, 2, 7], rcap=1)
+    batches, log = run([0, 0, 0], [[32]], 0, svc, sizes=[4, 2, 7], request_cap=1)
     assert [b[2] for b in batches] == [[0], [1], [2]]
     assert log.items.tolist() == [4, 2, 7]
     assert log.end[-1] == pytest.approx((5 + 3 + 8) * MS)

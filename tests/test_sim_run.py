@@ -214,7 +214,7 @@ def test_idiomatic_model_gives_the_same_answer(ctx, design, rate):
     plan = gpu_plan(design, ctx)
     end = idiomatic(rec["arrival"].tolist(), [s.fixed_s for s in design.host_stages],
                     [(rec[f"{s.name}_end"] - rec[f"{s.name}_start"]).tolist() for s in design.host_stages],
-                    [pool_shape(s)[0] for s in design.host_stages], [c[0] for c in plan.caps], plan.tq, svc)
+                    [pool_shape(s)[0] for s in design.host_stages], [c[0] for c in plan.batch_max], plan.time_queue_s, svc)
     np.testing.assert_allclose(end, rec["end"], rtol=0, atol=1e-9)
 
 

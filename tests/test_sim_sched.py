@@ -8,7 +8,7 @@ from engine.analytic import Context, build_design, capacity
 from engine.profiles.interp import OutOfRange  # noqa: F401  (the profile book must import)
 from engine.scenario import load_scenario
 from engine.sim import SimError, simulate_design
-from engine.sim.schedulers import Elsa, JoinShortestQueue, RoundRobin, scheduler_for
+from engine.sim.schedulers import Elsa, JoinShortestQueue, RoundRobin, SchedulerView, scheduler_for
 
 MS = 1e-3
 
@@ -22,62 +22,58 @@ class Svc:
         return (10 * MS, 4 * MS)[p] * items
 
 
-class Eng:
-    def __init__(self, alpha=1.0, beta=1.0, sla_s=20 * MS):
-        self.n_parts, self.service, self.alpha, self.beta, self.sla_s = 2, Svc(), alpha, beta, sla_s
-        self.rcap, self.caps = 1, [[32], [32]]
-        self.size_l, self.arrival_l = [1] * 10, [0.0] * 10
-
-    def len_of(self, rid):
-        return None
+def view(alpha=1.0, beta=1.0, sla_s=20 * MS):
+    """Two partitions, one query per batch, ten one-item queries that arrived at 0."""
+    return SchedulerView(n_partitions=2, service=Svc(), batch_max=[32, 32], request_cap=1, sla_s=sla_s, alpha=alpha,
+                         beta=beta, sizes=[1] * 10, lengths=None, arrivals=[0.0] * 10)
 
 
 def test_elsa_prefers_the_smallest_partition_with_slack():
-    e = Elsa(Eng())
+    e = Elsa(view())
     assert e.order == [0, 1]  # ascending size
     assert e.assign(0, 0.0) == 0  # slack: 20 - (0 + 10) > 0 on the small one
 
 
 def test_elsa_skips_a_small_partition_whose_queue_eats_the_slack():
-    e = Elsa(Eng())
+    e = Elsa(view())
     e.assign(0, 0.0)  # small partition now has 10 ms queued
     # small: 20 - (10 + 10) = 0, not > 0; large: 20 - (0 + 4) > 0
     assert e.assign(1, 0.0) == 1
 
 
 def test_elsa_counts_the_remaining_time_of_the_running_batch():
-    e = Elsa(Eng())
+    e = Elsa(view())
     e.on_start(0, 0.0, 15 * MS)  # a batch started at 0 on the small partition, estimated 15 ms
     assert e.estimates(0, 6 * MS)[0] == pytest.approx((9 * MS, 10 * MS))  # T_wait = 15 - 6 remaining
     assert e.assign(0, 6 * MS) == 1  # elapsed 6 ms counts against the SLA too: 14 - (9 + 10) < 0
 
 
 def test_elsa_falls_back_to_the_fastest_completion():
-    e = Elsa(Eng())
-    e.q_est = [15 * MS, 18 * MS]  # small: 15 + 10 = 25, large: 18 + 4 = 22; neither meets 20 ms
-    e.q_items = [1, 4]
+    e = Elsa(view())
+    e.queued_estimate = [15 * MS, 18 * MS]  # small: 15 + 10 = 25, large: 18 + 4 = 22; neither meets 20 ms
+    e.queued_items = [1, 4]
     assert e.assign(0, 0.0) == 1
 
 
 def test_elsa_alpha_and_beta_scale_the_estimate():
-    assert Elsa(Eng(alpha=2.0)).assign(0, 0.0) == 1  # 2 x 10 = 20 is not below the 20 ms SLA
-    assert Elsa(Eng(beta=1.9)).assign(0, 0.0) == 0  # 1.9 x 10 = 19 < 20
-    assert Elsa(Eng(beta=2.1)).assign(0, 0.0) == 1
+    assert Elsa(view(alpha=2.0)).assign(0, 0.0) == 1  # 2 x 10 = 20 is not below the 20 ms SLA
+    assert Elsa(view(beta=1.9)).assign(0, 0.0) == 0  # 1.9 x 10 = 19 < 20
+    assert Elsa(view(beta=2.1)).assign(0, 0.0) == 1
 
 
 def test_elsa_bookkeeping_follows_takes():
-    e = Elsa(Eng())
+    e = Elsa(view())
     e.assign(0, 0.0)
     e.on_take(0, 1, 10 * MS)
-    assert e.q_items == [0, 0] and e.q_est == [0.0, 0.0]
+    assert e.queued_items == [0, 0] and e.queued_estimate == [0.0, 0.0]
 
 
 def test_jsq_and_round_robin():
-    j = JoinShortestQueue(Eng())
+    j = JoinShortestQueue(view())
     assert [j.assign(i, 0.0) for i in range(4)] == [0, 1, 0, 1]
     j.on_done(1, 2)
     assert j.assign(4, 0.0) == 1
-    r = RoundRobin(Eng())
+    r = RoundRobin(view())
     assert r.static_assign(5).tolist() == [0, 1, 0, 1, 0]
     assert [r.assign(i, 0.0) for i in range(3)] == [0, 1, 0]
 

@@ -15,18 +15,18 @@ from engine.sim.workload import WorkloadKind, mlperf_bound_ms
 def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
     """Per-request columns (s). host_shift: the host times are offsets from each request's arrival."""
     arrival = log.arrival if log.arrival is not None else arrivals.t
-    b = log.req_batch
+    batch = log.request_batch
     cols = {"arrival": arrival}
+    shift = arrival if host_shift else 0.0
     for name, enter, start, end in zip(host.names, host.enter, host.start, host.end):
-        shift = arrival if host_shift else 0.0
         cols[f"{name}_enter"], cols[f"{name}_start"], cols[f"{name}_end"] = enter + shift, start + shift, end + shift
     cols["ready"] = log.ready if log.ready is not None else host.ready
-    cols["batch"] = b
-    cols["batch_formed"] = log.formed[b]
-    cols["batch_start"] = log.start[b]
-    cols["end"] = log.end[b]
-    cols["partition"] = log.part[b]
-    cols["batch_items"] = log.items[b]
+    cols["batch"] = batch
+    cols["batch_formed"] = log.formed[batch]
+    cols["batch_start"] = log.start[batch]
+    cols["end"] = log.end[batch]
+    cols["partition"] = log.partition[batch]
+    cols["batch_items"] = log.items[batch]
     cols["size"] = arrivals.size
     if arrivals.length is not None:
         cols["length"] = arrivals.length
@@ -36,94 +36,100 @@ def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
 
 def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: int, warmup: float,
              engine: str, capacity: float, want_series: bool, t_start: float, notes: list[str]) -> SimResult:
-    sc = design.scenario
+    scenario = design.scenario
     kind = workload.kind
     offline = kind == WorkloadKind.OFFLINE
     closed = arrivals.closed_loop
     cols = records(arrivals, host, log, host_shift=closed)
     n = len(cols["arrival"])
-    first = 0 if offline else min(n - 1, int(round(warmup * n)))
-    arrival, end, lat = cols["arrival"], cols["end"], cols["latency"]
+    first = 0 if offline else min(n - 1, int(round(warmup * n)))  # first measured request
+    arrival, end, latency_s = cols["arrival"], cols["end"], cols["latency"]
     end_sorted = np.sort(end)
     t0, t1 = stats.window(arrival, end, first, offline, closed)
     span = max(t1 - t0, 1e-12)
 
-    latency, ci, k = stats.latency_stats(cols, first, design.sla_percentile, engine)
+    latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine)
     if offline:
         throughput = n / span
     elif closed:
         throughput = (n - first) / span
     else:
         throughput = float(np.count_nonzero((end >= t0) & (end <= t1))) / span
-        ci["throughput_rps"] = stats.throughput_ci(arrival, end_sorted, first, k)
+        ci["throughput_rps"] = stats.throughput_ci(arrival, end_sorted, first, n_groups)
 
-    in_win = (arrival >= t0) & (arrival <= t1)
+    in_window = (arrival >= t0) & (arrival <= t1)
     mean_in_system = stats.overlap(arrival, end, t0, t1) / span
-    lam = float(np.count_nonzero(in_win)) / span
-    w = float(lat[in_win].mean()) if in_win.any() else 0.0
-    little = {"L": mean_in_system, "lambda_rps": lam, "W_s": w,
-              "rel_error": abs(mean_in_system - lam * w) / mean_in_system if mean_in_system > 0 else 0.0}
+    arrival_rate = float(np.count_nonzero(in_window)) / span
+    mean_latency = float(latency_s[in_window].mean()) if in_window.any() else 0.0
+    little = {"L": mean_in_system, "lambda_rps": arrival_rate, "W_s": mean_latency,
+              "rel_error": (abs(mean_in_system - arrival_rate * mean_latency) / mean_in_system
+                            if mean_in_system > 0 else 0.0)}
 
     measured = slice(first, n)
-    viol = float(np.mean(lat[measured] > design.sla_s))
+    violation_rate = float(np.mean(latency_s[measured] > design.sla_s))
     sla_key = f"p{round(design.sla_percentile * 100, 4):g}"
     sla = {"latency_ms": design.sla_s * 1e3, "percentile": design.sla_percentile * 100,
-           "met": bool(latency[sla_key] <= design.sla_s * 1e3), "violation_rate": viol}
+           "met": bool(latency[sla_key] <= design.sla_s * 1e3), "violation_rate": violation_rate}
 
     util: dict[str, float] = {}
     breakdown: dict[str, float] = {}
-    for stage, name, k_srv in zip(host_stages, host.names, host.servers):
-        s, e, en = cols[f"{name}_start"], cols[f"{name}_end"], cols[f"{name}_enter"]
+    for stage, name, servers in zip(host_stages, host.names, host.servers):
+        start, stop, enter = cols[f"{name}_start"], cols[f"{name}_end"], cols[f"{name}_enter"]
         breakdown[f"{name}_fixed"] = stage.fixed_s * 1e3
-        breakdown[f"{name}_wait"] = float(np.mean((s - en)[measured])) * 1e3
-        breakdown[name] = float(np.mean((e - s)[measured])) * 1e3
+        breakdown[f"{name}_wait"] = float(np.mean((start - enter)[measured])) * 1e3
+        breakdown[name] = float(np.mean((stop - start)[measured])) * 1e3
         # a capped pool's servers stay busy beyond a request's own time there (hoststages.own_service_ratio)
-        util[name] = stats.overlap(s, e, t0, t1) / (span * k_srv) / own_service_ratio(stage) if k_srv else 0.0
-    ready, bstart, formed = cols["ready"][measured], cols["batch_start"][measured], cols["batch_formed"][measured]
-    bwait = np.maximum(0.0, np.minimum(formed, bstart) - ready)
-    breakdown["batching_wait"] = float(bwait.mean()) * 1e3
-    acc = design.accelerator
-    breakdown[f"{acc}_queue"] = float((bstart - ready - bwait).mean()) * 1e3
-    breakdown[f"{acc}_service"] = float((cols["end"] - cols["batch_start"])[measured].mean()) * 1e3
+        util[name] = (stats.overlap(start, stop, t0, t1) / (span * servers) / own_service_ratio(stage)
+                      if servers else 0.0)
+    ready, batch_start = cols["ready"][measured], cols["batch_start"][measured]
+    formed = cols["batch_formed"][measured]
+    # waiting for the batch's rule to be met (not for a free instance after it)
+    batching_wait = np.maximum(0.0, np.minimum(formed, batch_start) - ready)
+    breakdown["batching_wait"] = float(batching_wait.mean()) * 1e3
+    accelerator = design.accelerator
+    breakdown[f"{accelerator}_queue"] = float((batch_start - ready - batching_wait).mean()) * 1e3
+    breakdown[f"{accelerator}_service"] = float((cols["end"] - cols["batch_start"])[measured].mean()) * 1e3
 
-    parts = design.gpu.partitions
-    in_b = (log.start >= t0) & (log.start <= t1)
-    by_part = stats.quantile_table({"latency": lat[measured], "partition": cols["partition"][measured]},
-                                   "latency", "partition", (0.99,), engine)[1:]
-    lat_p = {g: (mu, q[0]) for g, _, mu, q in by_part}
-    plist, busy = [], []
-    for i, p in enumerate(parts):
-        sel = log.part == i
-        u = stats.overlap(log.start[sel], log.end[sel], t0, t1) / span
-        busy.append(u)
-        util[f"{design.accelerator}:{p.label}"] = u
-        bi = in_b & sel
-        plist.append({"label": p.label, "partition": p.name, "batch_max": plan.caps[i][0] if len(plan.caps[i]) == 1
-                      else plan.caps[i], "batches": int(bi.sum()), "requests": int(log.nreq[bi].sum()),
-                      "mean_batch_items": float(log.items[bi].mean()) if bi.any() else 0.0,
-                      "mean_service_ms": float((log.end[bi] - log.start[bi]).mean() * 1e3) if bi.any() else 0.0,
-                      "utilization": u, "latency_mean_ms": lat_p.get(i, (float("nan"),))[0] * 1e3,
-                      "latency_p99_ms": lat_p.get(i, (0, float("nan")))[1] * 1e3})
-    util[design.accelerator] = float(np.mean(busy))
-    hist = np.bincount(log.items[in_b]) if in_b.any() else np.zeros(1, dtype=int)
-    histogram = {int(s): int(c) for s, c in enumerate(hist) if c}
+    batch_in_window = (log.start >= t0) & (log.start <= t1)
+    by_partition = stats.quantile_table({"latency": latency_s[measured], "partition": cols["partition"][measured]},
+                                        "latency", "partition", (0.99,), engine)[1:]
+    latency_of = {group: (mean, quantiles[0]) for group, _, mean, quantiles in by_partition}  # (mean, p99) s
+    partitions, busy = [], []
+    for index, partition in enumerate(design.gpu.partitions):
+        mine = log.partition == index
+        utilisation = stats.overlap(log.start[mine], log.end[mine], t0, t1) / span
+        busy.append(utilisation)
+        util[f"{accelerator}:{partition.label}"] = utilisation
+        counted = batch_in_window & mine
+        batch_max = plan.batch_max[index]
+        partitions.append({
+            "label": partition.label, "partition": partition.name,
+            "batch_max": batch_max[0] if len(batch_max) == 1 else batch_max, "batches": int(counted.sum()),
+            "requests": int(log.n_requests[counted].sum()),
+            "mean_batch_items": float(log.items[counted].mean()) if counted.any() else 0.0,
+            "mean_service_ms": float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
+            "utilization": utilisation, "latency_mean_ms": latency_of.get(index, (float("nan"),))[0] * 1e3,
+            "latency_p99_ms": latency_of.get(index, (0, float("nan")))[1] * 1e3})
+    util[accelerator] = float(np.mean(busy))
+    counts = np.bincount(log.items[batch_in_window]) if batch_in_window.any() else np.zeros(1, dtype=int)
+    histogram = {int(items): int(count) for items, count in enumerate(counts) if count}
 
-    slope, _ = stats.growth(arrival, end_sorted, t0, t1) if not (offline or closed) else (0.0, 0.0)
-    stable, reason = stats.stability(arrival, end_sorted, t0, t1, not (offline or closed), arrivals.rate_rps,
-                                     capacity)
-    mlperf = _mlperf(kind, sc.model, latency, throughput, stable, cols)
+    open_loop = not (offline or closed)
+    slope, _ = stats.growth(arrival, end_sorted, t0, t1) if open_loop else (0.0, 0.0)
+    stable, reason = stats.stability(arrival, end_sorted, t0, t1, open_loop, arrivals.rate_rps, capacity)
+    mlperf = _mlperf(kind, scenario.model, latency, throughput, stable, cols)
     series = stats.timeseries(cols, end_sorted, engine) if want_series else None
-    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.tq * 1e3,
-                "batch_max": [c[0] if len(c) == 1 else c for c in plan.caps], "bucket_width": plan.width,
-                "merge": plan.merge, "knee_rule": design.gpu.knee_rule}
+    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.time_queue_s * 1e3,
+                "batch_max": [caps[0] if len(caps) == 1 else caps for caps in plan.batch_max],
+                "bucket_width": plan.bucket_width, "merge": plan.merge, "knee_rule": design.gpu.knee_rule}
     return SimResult(
-        name=sc.name, workload=kind.value, seed=seed, n_requests=n, n_measured=n - first, warmup_requests=first,
-        sim_time_s=float(end.max()), rate_rps=arrivals.rate_rps, capacity_rps=capacity, stable=stable,
-        unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput, latency_ms=latency, ci=ci,
-        sla=sla, sla_violation_rate=viol, mean_in_system=mean_in_system, little=little, utilization=util,
-        breakdown_ms=breakdown, batch_size_histogram=histogram, batching=batching, partitions=plist,
-        mlperf=mlperf, timeseries=series, stats_engine=engine, wall_s=time.perf_counter() - t_start,
-        notes=list(dict.fromkeys(notes)), records=SimRecords(cols, first))
+        name=scenario.name, workload=kind.value, seed=seed, n_requests=n, n_measured=n - first,
+        warmup_requests=first, sim_time_s=float(end.max()), rate_rps=arrivals.rate_rps, capacity_rps=capacity,
+        stable=stable, unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput, latency_ms=latency,
+        ci=ci, sla=sla, sla_violation_rate=violation_rate, mean_in_system=mean_in_system, little=little,
+        utilization=util, breakdown_ms=breakdown, batch_size_histogram=histogram, batching=batching,
+        partitions=partitions, mlperf=mlperf, timeseries=series, stats_engine=engine,
+        wall_s=time.perf_counter() - t_start, notes=list(dict.fromkeys(notes)), records=SimRecords(cols, first))
 
 
 def _mlperf(kind, model: str, latency: dict, throughput: float, stable: bool, cols) -> dict | None:

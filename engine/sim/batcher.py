@@ -13,6 +13,9 @@ Rules (DESIGN.md section 5; PREBA section 4.3), for the instance p that will run
 A query larger than Batch_max runs alone. Requests enter a queue already sorted by the time they
 reach the batcher; a static queue holds every future request (open loop: the batcher can tell
 when the k-th request will arrive), a dynamic one only those that arrived (JSQ, ELSA, closed loop).
+
+The protocol with the GPU side (engine.sim.gpu): BatchQueue.decide() -> BatchDecision (when and from
+which bucket), then BatchQueue.take() -> TakenBatch (which requests, as Segments of buckets).
 """
 
 from __future__ import annotations
@@ -26,52 +29,68 @@ import numpy as np
 INF = math.inf
 
 
+# Plain tuples, named here and unpacked into named variables by their one consumer (engine.sim.gpu): they are
+# built at least once per batch, and as NamedTuples they made the GPU side 8-15 % slower (JSQ, FIFS).
+BatchDecision = tuple[float, float, int, int]
+"""decide()'s answer: (leave_at: when the batch leaves (for a dynamic queue not yet full, its timeout),
+rule_met_at: when its rule (full or timed out) was met, before leave_at when the instance was busy,
+bucket: which of the queue's length buckets, request_limit: at most this many requests)."""
+Segment = tuple[int, int, int]
+"""A run of consecutive requests taken from one bucket: (Bucket.index, position of the first, count)."""
+TakenBatch = tuple[list[Segment], int, Optional[float]]
+"""take()'s answer: (segments, items, longest input in the batch for variable-length models, else None)."""
+
+
 class Bucket:
     """Requests of one queue (and one length bucket), oldest first, with a head pointer."""
 
-    __slots__ = ("ids", "ready", "cum", "lens", "head", "gid")
+    # slots: attribute reads on the hot path, and one Bucket per queue and length bucket
+    __slots__ = ("ids", "ready", "cum_items", "lengths", "head", "index")
 
-    def __init__(self, gid: int, ids=None, ready=None, sizes=None, lens=None, unit_sizes: bool = True):
-        self.gid = gid
+    def __init__(self, index: int, ids=None, ready=None, sizes=None, lengths=None, unit_sizes: bool = True):
+        self.index = index  # among every bucket of the run (segments and the GPU side's log name it)
         self.ids = list(ids) if ids is not None else []
         self.ready = list(ready) if ready is not None else []
-        self.cum = None if unit_sizes else (np.cumsum(sizes).tolist() if sizes is not None else [])
-        self.lens = list(lens) if lens is not None else None
-        self.head = 0
+        # items of the first i + 1 requests; None when every query is one item (counts are then positions)
+        self.cum_items = None if unit_sizes else (np.cumsum(sizes).tolist() if sizes is not None else [])
+        self.lengths = list(lengths) if lengths is not None else None
+        self.head = 0  # first request not yet taken
 
-    def append(self, rid: int, ready: float, size: int, length: Optional[float]) -> None:
-        self.ids.append(rid)
+    def append(self, request: int, ready: float, size: int, length: Optional[float]) -> None:
+        self.ids.append(request)
         self.ready.append(ready)
-        if self.cum is not None:
-            self.cum.append((self.cum[-1] if self.cum else 0) + size)
-        if self.lens is not None:
-            self.lens.append(length)
+        if self.cum_items is not None:
+            self.cum_items.append((self.cum_items[-1] if self.cum_items else 0) + size)
+        if self.lengths is not None:
+            self.lengths.append(length)
 
     def waiting(self) -> int:
         return len(self.ids) - self.head
 
-    def fit(self, cap: int, rcap: int) -> tuple[int, int]:
-        """(k, last): k = how many requests from the head fit in `cap` items (at least one, at most
-        `rcap`); the batch is full when request `last` arrives: the k-th if it brings the batch to
-        `cap` items or `rcap` requests, else the next one, which does not fit (an index past the
-        known requests: not full yet)."""
-        h = self.head
-        if self.cum is None:
-            k = cap if cap < rcap else rcap
-            return k, h + k - 1
-        cum = self.cum
-        base = cum[h - 1] if h else 0
-        k = bisect.bisect_right(cum, base + cap, h) - h
-        if k < 1:
-            return 1, h
-        if k >= rcap:
-            return rcap, h + rcap - 1
-        return k, (h + k - 1 if h + k <= len(cum) and cum[h + k - 1] - base == cap else h + k)
+    def fit(self, batch_max: int, request_cap: int) -> tuple[int, int]:
+        """(count, last): how many requests from the head fit in `batch_max` items (at least one, at most
+        `request_cap`); the batch is full when request `last` arrives: the count-th if it brings the batch
+        to `batch_max` items or `request_cap` requests, else the next one, which does not fit (an index past
+        the known requests: not full yet)."""
+        head = self.head
+        if self.cum_items is None:
+            count = batch_max if batch_max < request_cap else request_cap
+            return count, head + count - 1
+        cum = self.cum_items
+        before = cum[head - 1] if head else 0
+        count = bisect.bisect_right(cum, before + batch_max, head) - head
+        if count < 1:
+            return 1, head
+        if count >= request_cap:
+            return request_cap, head + request_cap - 1
+        end = head + count
+        full = end <= len(cum) and cum[end - 1] - before == batch_max
+        return count, (end - 1 if full else end)
 
-    def items(self, pos: int, count: int) -> int:
-        if self.cum is None:
+    def items(self, position: int, count: int) -> int:
+        if self.cum_items is None:
             return count
-        return self.cum[pos + count - 1] - (self.cum[pos - 1] if pos else 0)
+        return self.cum_items[position + count - 1] - (self.cum_items[position - 1] if position else 0)
 
 
 class BatchQueue:
@@ -89,104 +108,113 @@ class BatchQueue:
             return 0
         return min(len(self.buckets) - 1, int(length // self.width))
 
-    def decide(self, t: float, caps: list[int], rcap: int, tq: float):
-        """(time the batch leaves, time its rule was met, bucket, request cap) or None when empty.
+    def decide(self, now: float, batch_max: list[int], request_cap: int,
+               time_queue_s: float) -> Optional[BatchDecision]:
+        """The next batch (batch_max per bucket), or None when the queue is empty.
 
-        For a dynamic queue whose batch is not yet full, the time is the timeout (an arrival may
+        For a dynamic queue whose batch is not yet full, leave_at is the timeout (an arrival may
         fill it earlier: the caller waits for that time or the next arrival, then decides again).
         """
         if len(self.buckets) == 1:
-            b = self.buckets[0]
-            h, n = b.head, len(b.ready)
-            if h >= n:
+            bucket = self.buckets[0]
+            head, known = bucket.head, len(bucket.ready)
+            if head >= known:
                 return None
-            k, last = b.fit(caps[0], rcap)
-            due = b.ready[h] + tq
-            if last < n and b.ready[last] < due:
-                due = b.ready[last]
-            return (t if due <= t else due), due, 0, k
+            count, last = bucket.fit(batch_max[0], request_cap)
+            due = bucket.ready[head] + time_queue_s
+            if last < known and bucket.ready[last] < due:
+                due = bucket.ready[last]
+            return (now if due <= now else due), due, 0, count
         best = None
-        for j, b in enumerate(self.buckets):
-            h, n = b.head, len(b.ready)
-            if h >= n:
+        for index, bucket in enumerate(self.buckets):
+            head, known = bucket.head, len(bucket.ready)
+            if head >= known:
                 continue
-            k, last = b.fit(caps[j], rcap)
-            due = b.ready[h] + tq
-            if last < n and b.ready[last] < due:
-                due = b.ready[last]
-            key = (max(due, t), b.ready[h])
+            count, last = bucket.fit(batch_max[index], request_cap)
+            due = bucket.ready[head] + time_queue_s
+            if last < known and bucket.ready[last] < due:
+                due = bucket.ready[last]
+            # the earliest to leave; among those due now, the one with the oldest request
+            key = (max(due, now), bucket.ready[head])
             if best is None or key < best[0]:
-                best = (key, due, j, k)
+                best = (key, due, index, count)
         if best is None:
             return None
-        return best[0][0], best[1], best[2], best[3]
+        (leave_at, _), due, index, count = best
+        return leave_at, due, index, count
 
-    def take(self, td: float, j: int, k: int, caps: list[int]):
-        """Take the batch at time td from bucket j (k requests at most): ([(bucket gid, pos, count)],
-        items, longest input or None)."""
-        b = self.buckets[j]
-        h = b.head
-        hi = min(h + k, len(b.ready))
-        m = bisect.bisect_right(b.ready, td, h, hi) - h if b.ready[hi - 1] > td else hi - h
-        b.head = h + m
-        items = b.items(h, m)
-        segs = [(b.gid, h, m)]
-        longest = max(b.lens[h:h + m]) if b.lens is not None else None
-        if self.merge and len(self.buckets) > 1 and items < caps[j]:
-            items, longest = self._merge(td, j, caps, items, longest, segs)
-        return segs, items, longest
+    def take(self, at: float, bucket_index: int, request_limit: int, batch_max: list[int]) -> TakenBatch:
+        """Take the batch at time `at` from bucket `bucket_index` (request_limit requests at most): those that
+        reached the batcher by then."""
+        bucket = self.buckets[bucket_index]
+        head = bucket.head
+        stop = min(head + request_limit, len(bucket.ready))
+        if bucket.ready[stop - 1] > at:
+            count = bisect.bisect_right(bucket.ready, at, head, stop) - head
+        else:
+            count = stop - head
+        bucket.head = head + count
+        items = bucket.items(head, count)
+        segments = [(bucket.index, head, count)]
+        longest = max(bucket.lengths[head:head + count]) if bucket.lengths is not None else None
+        if self.merge and len(self.buckets) > 1 and items < batch_max[bucket_index]:
+            items, longest = self._merge(at, bucket_index, batch_max, items, longest, segments)
+        return segments, items, longest
 
-    def _merge(self, td, j, caps, items, longest, segs):
+    def _merge(self, at, first, batch_max, items, longest, segments):
         """PREBA: top up from neighbouring buckets without exceeding Batch_max of the longest input."""
-        top = j
-        nb = len(self.buckets)
-        for d in range(1, nb):
-            for i in (j - d, j + d):
-                if not 0 <= i < nb:
+        top = first  # the longest bucket in the batch so far: its Batch_max is the limit
+        n_buckets = len(self.buckets)
+        for distance in range(1, n_buckets):
+            for index in (first - distance, first + distance):
+                if not 0 <= index < n_buckets:
                     continue
-                limit = caps[max(top, i)]
+                limit = batch_max[max(top, index)]
                 if items >= limit:
                     continue
-                b = self.buckets[i]
-                h, n = b.head, len(b.ready)
-                arrived = bisect.bisect_right(b.ready, td, h, n) - h
+                bucket = self.buckets[index]
+                head, known = bucket.head, len(bucket.ready)
+                arrived = bisect.bisect_right(bucket.ready, at, head, known) - head
                 if arrived <= 0:
                     continue
-                m = 0
-                while m < arrived and items + b.items(h + m, 1) <= limit:
-                    items += b.items(h + m, 1)
-                    m += 1
-                if m:
-                    b.head = h + m
-                    segs.append((b.gid, h, m))
-                    if b.lens is not None:
-                        mx = max(b.lens[h:h + m])
-                        longest = mx if longest is None else max(longest, mx)
-                    top = max(top, i)
-            if items >= caps[top]:
+                count = 0
+                while count < arrived and items + bucket.items(head + count, 1) <= limit:
+                    items += bucket.items(head + count, 1)
+                    count += 1
+                if count:
+                    bucket.head = head + count
+                    segments.append((bucket.index, head, count))
+                    if bucket.lengths is not None:
+                        most = max(bucket.lengths[head:head + count])
+                        longest = most if longest is None else max(longest, most)
+                    top = max(top, index)
+            if items >= batch_max[top]:
                 break
         return items, longest
 
 
-def static_queue(first_gid: int, ids: np.ndarray, ready: np.ndarray, sizes: np.ndarray,
+def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np.ndarray,
                  lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False) -> BatchQueue:
-    """A queue that holds every request it will ever get (ids sorted by ready time)."""
+    """A queue that holds every request it will ever get (ids sorted by ready time); its buckets are numbered
+    from first_index."""
     unit = bool(np.all(sizes == 1))
     if width <= 0 or lengths is None:
-        b = Bucket(first_gid, ids.tolist(), ready.tolist(), sizes, None if lengths is None else lengths.tolist(), unit)
-        return BatchQueue([b], static=True)
-    nb = int(np.max(lengths) // width) + 1 if len(lengths) else 1
-    which = np.minimum(nb - 1, (lengths // width).astype(int))
+        bucket = Bucket(first_index, ids.tolist(), ready.tolist(), sizes,
+                        None if lengths is None else lengths.tolist(), unit)
+        return BatchQueue([bucket], static=True)
+    n_buckets = int(np.max(lengths) // width) + 1 if len(lengths) else 1
+    which = np.minimum(n_buckets - 1, (lengths // width).astype(int))
     buckets = []
-    for j in range(nb):
-        sel = which == j
-        buckets.append(Bucket(first_gid + j, ids[sel].tolist(), ready[sel].tolist(), sizes[sel],
-                              lengths[sel].tolist(), unit))
+    for index in range(n_buckets):
+        chosen = which == index
+        buckets.append(Bucket(first_index + index, ids[chosen].tolist(), ready[chosen].tolist(), sizes[chosen],
+                              lengths[chosen].tolist(), unit))
     return BatchQueue(buckets, static=True, width=width, merge=merge)
 
 
-def dynamic_queue(first_gid: int, n_buckets: int, unit_sizes: bool, has_lengths: bool, width: float = 0.0,
+def dynamic_queue(first_index: int, n_buckets: int, unit_sizes: bool, has_lengths: bool, width: float = 0.0,
                   merge: bool = False) -> BatchQueue:
-    buckets = [Bucket(first_gid + j, lens=[] if has_lengths else None, unit_sizes=unit_sizes)
-               for j in range(max(1, n_buckets))]
+    """An empty queue that requests join as they reach the batcher."""
+    buckets = [Bucket(first_index + index, lengths=[] if has_lengths else None, unit_sizes=unit_sizes)
+               for index in range(max(1, n_buckets))]
     return BatchQueue(buckets, static=False, width=width if n_buckets > 1 else 0.0, merge=merge)

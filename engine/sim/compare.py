@@ -43,46 +43,46 @@ VARIABLE_BATCHING = ("none", "fixed", "work-conserving")
 
 def grid(quick: bool = False) -> list[dict]:
     """Scenario dicts of the comparison grid (ResNet-50 on an A100-40GB, CPU preprocessing, gRPC)."""
-    out = []
+    scenarios = []
     layouts = ["7x1g", "3g+2g+1g+1g"] if quick else list(LAYOUTS)
-    for lay, bat, sch in itertools.product(layouts, BATCHING, SCHEDULERS):
-        if lay == "full" and sch != "fifs":
+    for layout, batching, scheduler in itertools.product(layouts, BATCHING, SCHEDULERS):
+        if layout == "full" and scheduler != "fifs":  # one partition: nothing to schedule
             continue
-        sc = {"name": f"{lay} {bat} {sch}", "model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"},
-              "batching": {"policy": bat}, "scheduler": {"policy": sch}}
-        if LAYOUTS[lay] is not None:
-            sc["gpu"]["layout"] = LAYOUTS[lay]
-        out.append(sc)
-    return out
+        scenario = {"name": f"{layout} {batching} {scheduler}", "model": "resnet50",
+                    "gpu": {"sku": "A100-SXM4-40GB"}, "batching": {"policy": batching},
+                    "scheduler": {"policy": scheduler}}
+        if LAYOUTS[layout] is not None:
+            scenario["gpu"]["layout"] = LAYOUTS[layout]
+        scenarios.append(scenario)
+    return scenarios
 
 
 def variable_grid(quick: bool = False) -> list[dict]:
     """Scenario dicts of the variable-length models, one per batching policy (first-idle-first-serve)."""
-    out = []
-    for (label, base), bat in itertools.product(VARIABLE, ("work-conserving",) if quick else VARIABLE_BATCHING):
-        out.append({**base, "name": f"{label} {bat} fifs", "batching": {"policy": bat}})
-    return out
+    policies = ("work-conserving",) if quick else VARIABLE_BATCHING
+    return [{**base, "name": f"{label} {batching} fifs", "batching": {"policy": batching}}
+            for (label, base), batching in itertools.product(VARIABLE, policies)]
 
 
 def scenarios_for(models: str, quick: bool = False) -> list[dict]:
     """The grid for --models fixed (ResNet-50), variable or all."""
-    return (grid(quick) if models in ("fixed", "all") else []) + (variable_grid(quick) if models in ("variable", "all")
-                                                                  else [])
+    fixed = grid(quick) if models in ("fixed", "all") else []
+    return fixed + (variable_grid(quick) if models in ("variable", "all") else [])
 
 
 def held_capacity(design, ctx, n_requests: int = 30_000, seed: int = 3, steps: int = 8) -> tuple[float, float]:
-    """(lo, hi): the simulator holds `lo` req/s and not `hi` (bisection from 0.5x to 2x the analytic capacity).
+    """(holds, fails): the simulator holds `holds` req/s and not `fails` (bisection from 0.5x to 2x the analytic capacity).
 
     "Holds" is the simulator's own stability verdict (engine.sim.stats.stability): no queue growth over the
     second half of the run and as many completions as arrivals.
     """
-    cap = capacity(design)[0]
-    lo, hi = 0.5 * cap, 2.0 * cap
+    analytic = capacity(design)[0]
+    holds, fails = 0.5 * analytic, 2.0 * analytic
     for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        r = simulate_design(design, n_requests, rate=mid, seed=seed, ctx=ctx, stats="numpy")
-        lo, hi = (mid, hi) if r.stable else (lo, mid)
-    return lo, hi
+        middle = 0.5 * (holds + fails)
+        result = simulate_design(design, n_requests, rate=middle, seed=seed, ctx=ctx, stats="numpy")
+        holds, fails = (middle, fails) if result.stable else (holds, middle)
+    return holds, fails
 
 
 def capacity_table(ctx, scenarios: list[dict], n_requests: int = 30_000) -> pd.DataFrame:
@@ -90,10 +90,10 @@ def capacity_table(ctx, scenarios: list[dict], n_requests: int = 30_000) -> pd.D
     rows = []
     for data in scenarios:
         design = build_design(load_scenario(data, ctx.book), ctx)
-        cap = capacity(design)[0]
-        lo, hi = held_capacity(design, ctx, n_requests)
-        rows.append({"scenario": data["name"], "analytic_rps": cap, "sim_holds_rps": lo, "sim_fails_rps": hi,
-                     "error": cap / lo - 1})
+        analytic = capacity(design)[0]
+        holds, fails = held_capacity(design, ctx, n_requests)
+        rows.append({"scenario": data["name"], "analytic_rps": analytic, "sim_holds_rps": holds,
+                     "sim_fails_rps": fails, "error": analytic / holds - 1})
     return pd.DataFrame(rows)
 
 
@@ -102,49 +102,55 @@ def compare(ctx, scenarios: list[dict], utils=UTILS, n_requests: int = 40_000, s
     rows = []
     for data in scenarios:
         design = build_design(load_scenario(data, ctx.book), ctx)
-        cap = capacity(design)[0]
-        rates = [u * cap for u in utils]
-        sims = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=workers)
-        for u, r, s in zip(utils, rates, sims):
-            point = at_rate(design, r)
-            a, a_mean = point.latency_s["p99"] * 1e3, point.latency_s["mean"] * 1e3
-            p99, mean = s.latency_ms["p99"], s.latency_ms["mean"]
-            rows.append({"scenario": data["name"], "util": u, "rate_rps": r, "analytic_mean_ms": a_mean,
-                         "sim_mean_ms": mean, "mean_error": (a_mean - mean) / mean if math.isfinite(a_mean) else math.inf,
-                         "analytic_p99_ms": a, "sim_p99_ms": p99, "sim_ci_ms": s.ci.get("p99"),
-                         "error": (a - p99) / p99 if math.isfinite(a) else math.inf, "stable": s.stable})
+        analytic_capacity = capacity(design)[0]
+        rates = [util * analytic_capacity for util in utils]
+        simulated = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=workers)
+        for util, rate, sim in zip(utils, rates, simulated):
+            point = at_rate(design, rate)
+            analytic_p99, analytic_mean = point.latency_s["p99"] * 1e3, point.latency_s["mean"] * 1e3
+            p99, mean = sim.latency_ms["p99"], sim.latency_ms["mean"]
+            rows.append({"scenario": data["name"], "util": util, "rate_rps": rate, "analytic_mean_ms": analytic_mean,
+                         "sim_mean_ms": mean,
+                         "mean_error": (analytic_mean - mean) / mean if math.isfinite(analytic_mean) else math.inf,
+                         "analytic_p99_ms": analytic_p99, "sim_p99_ms": p99, "sim_ci_ms": sim.ci.get("p99"),
+                         "error": (analytic_p99 - p99) / p99 if math.isfinite(analytic_p99) else math.inf,
+                         "stable": sim.stable})
     return pd.DataFrame(rows)
 
 
-def summary(df: pd.DataFrame) -> pd.DataFrame:
+def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Median and largest |relative error| of the analytic p99 and mean, by scheduler and batching policy."""
-    parts = df["scenario"].str.split()
-    df = df.assign(scheduler=parts.str[2], policy=parts.str[1], p99=df["error"].abs(), mean=df["mean_error"].abs())
+    words = table["scenario"].str.split()  # "<layout> <policy> <scheduler>"
+    table = table.assign(scheduler=words.str[2], policy=words.str[1], p99=table["error"].abs(),
+                         mean=table["mean_error"].abs())
     stats = {"p99": ["median", "max", "count"], "mean": ["median", "max"]}
-    by = df.groupby(["scheduler", "policy"]).agg(stats)
-    total = df.groupby("scheduler").agg(stats)
-    total.index = pd.MultiIndex.from_tuples([(s, "all") for s in total.index], names=["scheduler", "policy"])
-    return pd.concat([by, total]).sort_index()
+    by_policy = table.groupby(["scheduler", "policy"]).agg(stats)
+    total = table.groupby("scheduler").agg(stats)
+    total.index = pd.MultiIndex.from_tuples([(scheduler, "all") for scheduler in total.index],
+                                            names=["scheduler", "policy"])
+    return pd.concat([by_policy, total]).sort_index()
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine.sim.compare")
-    ap.add_argument("--requests", type=int, default=40_000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--quick", action="store_true", help="two layouts only (one batching policy per variable model)")
-    ap.add_argument("--models", choices=("fixed", "variable", "all"), default="fixed",
-                    help="ResNet-50 (fixed-size inputs), the variable-length models, or both")
-    ap.add_argument("--capacity", action="store_true", help="also the rate the simulator holds, by bisection")
-    ap.add_argument("--utils", default=",".join(str(u) for u in UTILS), help="comma-separated loads, e.g. 0.3,0.5")
-    args = ap.parse_args(argv)
+    parser = argparse.ArgumentParser(prog="python -m engine.sim.compare")
+    parser.add_argument("--requests", type=int, default=40_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true",
+                        help="two layouts only (one batching policy per variable model)")
+    parser.add_argument("--models", choices=("fixed", "variable", "all"), default="fixed",
+                        help="ResNet-50 (fixed-size inputs), the variable-length models, or both")
+    parser.add_argument("--capacity", action="store_true", help="also the rate the simulator holds, by bisection")
+    parser.add_argument("--utils", default=",".join(str(util) for util in UTILS),
+                        help="comma-separated loads, e.g. 0.3,0.5")
+    args = parser.parse_args(argv)
     ctx = Context.from_store(Store())
     scenarios = scenarios_for(args.models, args.quick)
-    utils = tuple(float(u) for u in args.utils.split(","))
-    df = compare(ctx, scenarios, utils=utils, n_requests=args.requests, seed=args.seed)
+    utils = tuple(float(util) for util in args.utils.split(","))
+    table = compare(ctx, scenarios, utils=utils, n_requests=args.requests, seed=args.seed)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
-        print(df.drop(columns=["rate_rps"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        print(table.drop(columns=["rate_rps"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print()
-        print(summary(df).to_string(float_format=lambda x: f"{x:.3f}"))
+        print(summary(table).to_string(float_format=lambda x: f"{x:.3f}"))
         if args.capacity:
             print()
             print(capacity_table(ctx, scenarios).to_string(index=False, float_format=lambda x: f"{x:.3f}"))

@@ -9,241 +9,305 @@ dispatcher process steps through the arrivals (one event per request); a closed-
 (single-stream, multi-stream) issues the next query when the previous one completes.
 Per batch it records partition, start, the time its rule was met, end, items and requests;
 per request, its batch (through the queues' segments).
+
+Inputs: a GpuSpec (the partitions' service, batching rules and scheduler; one per design) and GpuRequests
+(the run's requests as they reach the batcher).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 import simpy
 
 from engine.sim.batcher import BatchQueue, dynamic_queue, static_queue
-from engine.sim.schedulers import scheduler_for
+from engine.sim.plan import GpuPlan
+from engine.sim.schedulers import SchedulerView, scheduler_for
 
 
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """The GPU side of a design: how each partition serves a batch, how batches form, who gets a request."""
+
+    service: object  # mean(p, items, length), sample(p, items, length, batch number), capacity[p] (GpuService)
+    plan: GpuPlan  # Batch_max per partition and length bucket, request cap, Time_queue, buckets
+    scheduler: str = "fifs"  # a SchedulerPolicy value
+    sla_s: float = float("inf")  # the end-to-end SLA, for ELSA
+    alpha: float = 1.0  # ELSA's weights (engine.sim.schedulers)
+    beta: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequests:
+    """The run's requests, indexed by request number.
+
+    Open loop: `ready` is when each reaches the batcher and `arrival` when it arrived (ELSA reads it; None
+    when no scheduler needs it). Closed loop (single-stream, multi-stream): the client issues each query
+    when the previous one completes, so `ready` holds the host stages' time from that moment and `arrival`
+    is left None: both are decided during the run (BatchLog.arrival, BatchLog.ready)."""
+
+    ready: np.ndarray
+    sizes: np.ndarray  # items per query
+    lengths: Optional[np.ndarray] = None  # input lengths (variable-length models)
+    arrival: Optional[np.ndarray] = None
+    closed_loop: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class BatchLog:
-    """What the GPU side did: per-batch columns and each request's batch number."""
+    """What the GPU side did: per-batch columns (indexed by batch number) and each request's batch number."""
 
-    def __init__(self, part, start, formed, end, items, nreq, req_batch, arrival, ready):
-        self.part, self.start, self.formed, self.end = part, start, formed, end
-        self.items, self.nreq, self.req_batch = items, nreq, req_batch
-        self.arrival, self.ready = arrival, ready  # closed loop: decided during the run
+    partition: np.ndarray
+    start: np.ndarray
+    formed: np.ndarray  # when its rule was met (full or timed out), at most its start
+    end: np.ndarray
+    items: np.ndarray
+    n_requests: np.ndarray
+    request_batch: np.ndarray  # per request
+    arrival: Optional[np.ndarray]  # per request, closed loop only: decided during the run
+    ready: Optional[np.ndarray]
 
 
 class GpuEngine:
-    def __init__(self, *, service, caps: list[list[int]], rcap: int, tq: float, scheduler: str, sla_s: float,
-                 alpha: float, beta: float, ready: np.ndarray, sizes: np.ndarray,
-                 lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False,
-                 closed_loop: bool = False, host_offset: Optional[np.ndarray] = None,
-                 progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False):
-        self.env = simpy.Environment()
-        self.service, self.caps, self.rcap, self.tq = service, caps, rcap, tq
-        self.n_parts = len(caps)
-        self.sla_s, self.alpha, self.beta = sla_s, alpha, beta
-        self.n = len(sizes)
-        self.sizes, self.lengths = sizes, lengths
-        self.size_l = sizes.tolist()
-        self.len_l = lengths.tolist() if lengths is not None else None
-        self.closed_loop = closed_loop
-        self.host_offset = host_offset
-        self.progress = progress
-        if closed_loop:
-            self.arrival_l = [0.0] * self.n
-            self.ready_l = [0.0] * self.n
-        else:
-            self.ready_l = ready.tolist()
-            self.arrival_l = None  # set by the caller (ELSA reads arrival times)
-        self.sched = scheduler_for(scheduler)(self)
-        self.width, self.merge = width, merge
-        self.n_buckets = (int(np.max(lengths) // width) + 1) if (width > 0 and lengths is not None) else 1
-        self.dynamic = force_dynamic or closed_loop or not (self.sched.shared or self.sched.static)
-        self.closed = False
-        self.client_ev = None
-        self.lock_busy = False
-        self.lock_wait: deque = deque()
-        self.buckets = []
-        self._build_queues(ready)
-        self.b_part, self.b_start, self.b_formed, self.b_end, self.b_items, self.b_nreq = [], [], [], [], [], []
-        self.seg_b, self.seg_g, self.seg_pos, self.seg_cnt = [], [], [], []
+    """One run of the GPU side: GpuEngine(spec, requests).run() -> BatchLog."""
 
-    def len_of(self, rid: int):
-        return self.len_l[rid] if self.len_l is not None else None
+    def __init__(self, spec: GpuSpec, requests: GpuRequests, *,
+                 progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False):
+        """force_dynamic: queue requests as they arrive even where every arrival is known in advance (tests
+        check the two paths agree)."""
+        self.env = simpy.Environment()
+        self.spec, plan = spec, spec.plan
+        self.service = spec.service
+        self.n_partitions = len(plan.batch_max)
+        self.n_requests = len(requests.sizes)
+        self.requests = requests
+        self.progress = progress
+        self.closed_loop = requests.closed_loop
+        # plain lists: the processes index them one request at a time, which numpy arrays do slowly
+        self.sizes = requests.sizes.tolist()
+        self.lengths = requests.lengths.tolist() if requests.lengths is not None else None
+        if self.closed_loop:
+            self.host_offset = requests.ready.tolist()
+            self.arrival = [0.0] * self.n_requests
+            self.ready = [0.0] * self.n_requests
+        else:
+            self.host_offset = None
+            self.arrival = requests.arrival.tolist() if requests.arrival is not None else None
+            self.ready = requests.ready.tolist()
+        self.scheduler = scheduler_for(spec.scheduler)(SchedulerView(
+            n_partitions=self.n_partitions, service=spec.service, batch_max=[caps[0] for caps in plan.batch_max],
+            request_cap=plan.request_cap, sla_s=spec.sla_s, alpha=spec.alpha, beta=spec.beta, sizes=self.sizes,
+            lengths=self.lengths, arrivals=self.arrival))
+        lengths = requests.lengths
+        self.n_buckets = (int(np.max(lengths) // plan.bucket_width) + 1
+                          if (plan.bucket_width > 0 and lengths is not None) else 1)
+        self.dynamic = force_dynamic or self.closed_loop or not (self.scheduler.shared or self.scheduler.static)
+        self.closed = False  # no request is still to come
+        self.query_done = None  # closed loop: the event of the query in flight completing
+        # first-idle-first-serve: one partition at a time at the shared queue, the others wait in line
+        self.batcher_busy = False
+        self.batcher_line: deque = deque()
+        self.buckets = []  # every queue's buckets, numbered as Bucket.index
+        self._build_queues()
+        # the batch log, one entry per batch
+        self.batch_partition, self.batch_start, self.batch_formed, self.batch_end = [], [], [], []
+        self.batch_items, self.batch_requests = [], []
+        # its segments (Segment: bucket, position, count) with their batch number, to map requests to batches
+        self.segment_batch, self.segment_bucket, self.segment_position, self.segment_count = [], [], [], []
 
     # -- queues ------------------------------------------------------------------------------------
 
-    def _build_queues(self, ready) -> None:
-        nq = 1 if self.sched.shared else self.n_parts
+    def _build_queues(self) -> None:
+        plan, requests, shared = self.spec.plan, self.requests, self.scheduler.shared
+        n_queues = 1 if shared else self.n_partitions
         if self.dynamic:
-            unit = bool(np.all(self.sizes == 1))
-            queues = [dynamic_queue(k * self.n_buckets, self.n_buckets, unit, self.lengths is not None,
-                                    self.width, self.merge) for k in range(nq)]
+            unit = bool(np.all(requests.sizes == 1))
+            queues = [dynamic_queue(index * self.n_buckets, self.n_buckets, unit, requests.lengths is not None,
+                                    plan.bucket_width, plan.merge) for index in range(n_queues)]
+            for queue in queues:
+                self.buckets += queue.buckets
         else:
+            ready = requests.ready
             order = np.argsort(ready, kind="stable")
             # owner of the j-th request to reach the scheduler (ready order)
-            owner = np.zeros(self.n, dtype=int) if self.sched.shared else self.sched.static_assign(self.n)
+            owner = np.zeros(self.n_requests, dtype=int) if shared else self.scheduler.static_assign(self.n_requests)
             queues = []
-            for k in range(nq):
-                ids = order[owner == k]
-                q = static_queue(len(self.buckets), ids, ready[ids], self.sizes[ids],
-                                 None if self.lengths is None else self.lengths[ids], self.width, self.merge)
-                self.buckets += q.buckets
-                queues.append(q)
-        if self.dynamic:
-            for q in queues:
-                self.buckets += q.buckets
+            for index in range(n_queues):
+                ids = order[owner == index]
+                queue = static_queue(len(self.buckets), ids, ready[ids], requests.sizes[ids],
+                                     None if requests.lengths is None else requests.lengths[ids],
+                                     plan.bucket_width, plan.merge)
+                self.buckets += queue.buckets
+                queues.append(queue)
         self.queues: list[BatchQueue] = queues
-        self.qof = [queues[0]] * self.n_parts if self.sched.shared else queues
+        self.queue_of = [queues[0]] * self.n_partitions if shared else queues  # per partition
 
     # -- processes ---------------------------------------------------------------------------------
 
-    def _wait(self, q: BatchQueue, until: Optional[float]):
-        ev = self.env.event()
-        q.waiter = ev
+    def _wait(self, queue: BatchQueue, until: Optional[float]):
+        """An event that fires on the next arrival to the queue, or at `until`."""
+        event = self.env.event()
+        queue.waiter = event
         if until is not None:
-            self.env.timeout(until - self.env.now).callbacks.append(lambda _e, ev=ev: ev.triggered or ev.succeed())
-        return ev
+            self.env.timeout(until - self.env.now).callbacks.append(
+                lambda _timeout, event=event: event.triggered or event.succeed())
+        return event
 
-    def _release(self) -> None:
-        if self.lock_wait:
-            self.lock_wait.popleft().succeed()  # ownership passes to the next free instance
+    def _release_batcher(self) -> None:
+        if self.batcher_line:
+            self.batcher_line.popleft().succeed()  # ownership passes to the next free instance
         else:
-            self.lock_busy = False
+            self.batcher_busy = False
 
-    def _kick(self, q: BatchQueue) -> None:
-        w = q.waiter
-        if w is not None and not w.triggered:
-            w.succeed()
+    def _kick(self, queue: BatchQueue) -> None:
+        waiter = queue.waiter
+        if waiter is not None and not waiter.triggered:
+            waiter.succeed()
 
-    def _arrive(self, rid: int) -> None:
-        p = self.sched.assign(rid, self.env.now)
-        q = self.qof[p]
-        ln = self.len_l[rid] if self.len_l is not None else None
-        q.buckets[q.bucket_of(ln)].append(rid, self.ready_l[rid], self.size_l[rid], ln)
-        self._kick(q)
+    def _arrive(self, request: int) -> None:
+        queue = self.queue_of[self.scheduler.assign(request, self.env.now)]
+        length = self.lengths[request] if self.lengths is not None else None
+        queue.buckets[queue.bucket_of(length)].append(request, self.ready[request], self.sizes[request], length)
+        self._kick(queue)
 
-    def _partition(self, p: int):
-        env, q, caps, rcap, tq = self.env, self.qof[p], self.caps[p], self.rcap, self.tq
-        shared, static, svc, sched = self.sched.shared, q.static, self.service, self.sched
-        tracks = sched.tracks
-        b_part, b_start, b_formed, b_end = self.b_part.append, self.b_start.append, self.b_formed.append, self.b_end.append
-        b_items, b_nreq = self.b_items.append, self.b_nreq.append
-        seg_b, seg_g, seg_pos, seg_cnt = self.seg_b.append, self.seg_g.append, self.seg_pos.append, self.seg_cnt.append
-        timeout = env.timeout
+    def _partition(self, partition: int):
+        """One partition: take a batch when its rule is met, serve it, come back."""
+        env, queue, service, scheduler = self.env, self.queue_of[partition], self.service, self.scheduler
+        plan = self.spec.plan
+        batch_max, request_cap, time_queue_s = plan.batch_max[partition], plan.request_cap, plan.time_queue_s
+        shared, static, tracks = scheduler.shared, queue.static, scheduler.tracks
+        # bound once: attribute lookups per batch add up over a million requests (simpy's bind_early idea)
+        log_partition, log_start = self.batch_partition.append, self.batch_start.append
+        log_formed, log_end = self.batch_formed.append, self.batch_end.append
+        log_items, log_requests = self.batch_items.append, self.batch_requests.append
+        log_segment_batch, log_segment_bucket = self.segment_batch.append, self.segment_bucket.append
+        log_segment_position, log_segment_count = self.segment_position.append, self.segment_count.append
+        timeout, decide, take, sample = env.timeout, queue.decide, queue.take, service.sample
         while True:
-            if shared:
-                if self.lock_busy:
-                    ev = env.event()
-                    self.lock_wait.append(ev)
-                    yield ev
+            if shared:  # wait for our turn at the shared queue
+                if self.batcher_busy:
+                    turn = env.event()
+                    self.batcher_line.append(turn)
+                    yield turn
                 else:
-                    self.lock_busy = True
+                    self.batcher_busy = True
             while True:
-                d = q.decide(env.now, caps, rcap, tq)
-                if d is None:
+                decision = decide(env.now, batch_max, request_cap, time_queue_s)
+                if decision is None:
                     if static or self.closed:
                         if shared:
-                            self._release()
+                            self._release_batcher()
                         return
-                    yield self._wait(q, None)
+                    yield self._wait(queue, None)
                     continue
-                td, due, j, k = d
-                if td > env.now:
+                leave_at, rule_met_at, bucket, request_limit = decision
+                if leave_at > env.now:
                     if static:
-                        yield timeout(td - env.now)
-                    else:
-                        yield self._wait(q, td)
+                        yield timeout(leave_at - env.now)
+                    else:  # an arrival may fill the batch before its timeout: decide again then
+                        yield self._wait(queue, leave_at)
                         continue
                 break
             now = env.now
-            # env.now + (td - env.now) can land one ulp short of td: take as of the decision time, so the
-            # request that was due is taken (not an empty batch)
-            segs, items, longest = q.take(max(now, td), j, k, caps)
+            # env.now + (leave_at - env.now) can land one ulp short of leave_at: take as of the decision time,
+            # so the request that was due is taken (not an empty batch)
+            segments, items, longest = take(max(now, leave_at), bucket, request_limit, batch_max)
             if shared:
-                self._release()
-            bno = len(self.b_start)
-            s = svc.sample(p, items, longest, bno)
-            nreq = 0
-            for g, pos, cnt in segs:
-                seg_b(bno), seg_g(g), seg_pos(pos), seg_cnt(cnt)
-                nreq += cnt
-            b_part(p), b_start(now), b_formed(due if due < now else now), b_end(now + s), b_items(items), b_nreq(nreq)
+                self._release_batcher()
+            number = len(self.batch_start)
+            service_s = sample(partition, items, longest, number)
+            n_requests = 0
+            for segment_bucket, position, count in segments:
+                log_segment_batch(number), log_segment_bucket(segment_bucket)
+                log_segment_position(position), log_segment_count(count)
+                n_requests += count
+            log_partition(partition), log_start(now), log_formed(rule_met_at if rule_met_at < now else now)
+            log_end(now + service_s), log_items(items), log_requests(n_requests)
             if tracks:
-                est = svc.mean(p, items, longest)
-                sched.on_take(p, items, est)
-                sched.on_start(p, now, est)
-            yield timeout(s)
+                estimate = service.mean(partition, items, longest)
+                scheduler.on_take(partition, items, estimate)
+                scheduler.on_start(partition, now, estimate)
+            yield timeout(service_s)
             if tracks:
-                sched.on_done(p, nreq)
-            if self.client_ev is not None and not self.client_ev.triggered:
-                self.client_ev.succeed()
+                scheduler.on_done(partition, n_requests)
+            if self.query_done is not None and not self.query_done.triggered:
+                self.query_done.succeed()
 
     def _dispatcher(self, order: np.ndarray):
-        env, ready = self.env, self.ready_l
-        timeout, arrive = env.timeout, self._arrive
-        for rid in order.tolist():
-            r = ready[rid]
-            if r > env.now:
-                yield timeout(r - env.now)
-            arrive(rid)
+        """Open loop, dynamic queues: hand each request to the scheduler when it reaches the batcher."""
+        env, ready = self.env, self.ready
+        timeout, arrive = env.timeout, self._arrive  # bound once: one call per request
+        for request in order.tolist():
+            ready_at = ready[request]
+            if ready_at > env.now:
+                yield timeout(ready_at - env.now)
+            arrive(request)
         self._close()
 
     def _client(self):
-        env, off = self.env, self.host_offset
-        step = max(1, self.n // 100)
-        for rid in range(self.n):
-            a = env.now
-            self.arrival_l[rid] = a
-            self.ready_l[rid] = a + off[rid]
-            if off[rid] > 0:
-                yield env.timeout(off[rid])
-            self.client_ev = env.event()
-            self._arrive(rid)
-            yield self.client_ev
-            if self.progress is not None and rid % step == 0:
-                self.progress(rid / self.n)
+        """Closed loop: issue each query when the previous one completes."""
+        env, offset = self.env, self.host_offset
+        step = max(1, self.n_requests // 100)
+        for request in range(self.n_requests):
+            issued = env.now
+            self.arrival[request] = issued
+            self.ready[request] = issued + offset[request]
+            if offset[request] > 0:
+                yield env.timeout(offset[request])
+            self.query_done = env.event()
+            self._arrive(request)
+            yield self.query_done
+            if self.progress is not None and request % step == 0:
+                self.progress(request / self.n_requests)
         self._close()
 
     def _close(self) -> None:
         self.closed = True
-        for q in self.queues:
-            self._kick(q)
+        for queue in self.queues:
+            self._kick(queue)
 
     def run(self) -> BatchLog:
         env = self.env
-        for p in range(self.n_parts):
-            env.process(self._partition(p))
+        for partition in range(self.n_partitions):
+            env.process(self._partition(partition))
         if self.closed_loop:
             env.process(self._client())
             env.run()
         else:
             if self.dynamic:
-                env.process(self._dispatcher(np.argsort(np.asarray(self.ready_l), kind="stable")))
-            horizon = max(self.ready_l) if self.ready_l else 0.0
+                env.process(self._dispatcher(np.argsort(np.asarray(self.ready), kind="stable")))
+            horizon = max(self.ready) if self.ready else 0.0
             if self.progress is not None and horizon > 0:
-                for i in range(1, 51):
-                    env.run(until=max(env.now, horizon * i / 50) + 1e-12)
-                    self.progress(min(0.99, i / 50))
+                for step in range(1, 51):
+                    env.run(until=max(env.now, horizon * step / 50) + 1e-12)
+                    self.progress(min(0.99, step / 50))
             env.run()
         if self.progress is not None:
             self.progress(1.0)
         return self._log()
 
     def _log(self) -> BatchLog:
-        req_batch = np.full(self.n, -1, dtype=np.int64)
-        sb, sg = np.array(self.seg_b, dtype=np.int64), np.array(self.seg_g, dtype=np.int64)
-        sp, sc = np.array(self.seg_pos, dtype=np.int64), np.array(self.seg_cnt, dtype=np.int64)
-        for g, bucket in enumerate(self.buckets):
-            sel = sg == g
-            if not sel.any():
+        request_batch = np.full(self.n_requests, -1, dtype=np.int64)
+        batch = np.array(self.segment_batch, dtype=np.int64)
+        bucket_of = np.array(self.segment_bucket, dtype=np.int64)
+        position = np.array(self.segment_position, dtype=np.int64)
+        count_of = np.array(self.segment_count, dtype=np.int64)
+        for index, bucket in enumerate(self.buckets):
+            chosen = bucket_of == index
+            if not chosen.any():
                 continue
-            cnt, pos, bat = sc[sel], sp[sel], sb[sel]
-            tot = int(cnt.sum())
-            offs = np.repeat(pos - (np.cumsum(cnt) - cnt), cnt) + np.arange(tot)
-            req_batch[np.asarray(bucket.ids, dtype=np.int64)[offs]] = np.repeat(bat, cnt)
-        arrival = np.array(self.arrival_l) if self.closed_loop else None
-        ready = np.array(self.ready_l) if self.closed_loop else None
-        return BatchLog(np.array(self.b_part, dtype=np.int64), np.array(self.b_start), np.array(self.b_formed),
-                        np.array(self.b_end), np.array(self.b_items, dtype=np.int64),
-                        np.array(self.b_nreq, dtype=np.int64), req_batch, arrival, ready)
+            counts, starts, batches = count_of[chosen], position[chosen], batch[chosen]
+            total = int(counts.sum())
+            # positions in the bucket of every request its segments took, in segment order
+            offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            request_batch[np.asarray(bucket.ids, dtype=np.int64)[offsets]] = np.repeat(batches, counts)
+        arrival = np.array(self.arrival) if self.closed_loop else None
+        ready = np.array(self.ready) if self.closed_loop else None
+        return BatchLog(partition=np.array(self.batch_partition, dtype=np.int64), start=np.array(self.batch_start),
+                        formed=np.array(self.batch_formed), end=np.array(self.batch_end),
+                        items=np.array(self.batch_items, dtype=np.int64),
+                        n_requests=np.array(self.batch_requests, dtype=np.int64), request_batch=request_batch,
+                        arrival=arrival, ready=ready)

@@ -50,9 +50,10 @@ def pool_shape(stage: StageCost) -> tuple[int, float]:
     """(whole servers, mean service per server in s) with the stage's capacity."""
     if stage.service_s <= 0:
         return 0, 0.0
-    c = stage.capacity_rps * stage.service_s if math.isfinite(stage.capacity_rps) else stage.servers
-    k = max(1, int(math.floor(c + 1e-9)))
-    return k, k / stage.capacity_rps if math.isfinite(stage.capacity_rps) else stage.service_s
+    capped = math.isfinite(stage.capacity_rps)
+    effective = stage.capacity_rps * stage.service_s if capped else stage.servers
+    servers = max(1, int(math.floor(effective + 1e-9)))
+    return servers, servers / stage.capacity_rps if capped else stage.service_s
 
 
 def own_service_ratio(stage: StageCost) -> float:
@@ -60,8 +61,8 @@ def own_service_ratio(stage: StageCost) -> float:
 
     With a link or SmartNIC cap binding, a pool server is held k / capacity_rps per request, but the request
     itself spends only service_s there (the capped resource's own time is in fixed_s)."""
-    k, mean = pool_shape(stage)
-    if k == 0 or mean <= 0:
+    servers, mean = pool_shape(stage)
+    if servers == 0 or mean <= 0:
         return 1.0
     return min(1.0, stage.service_s / mean)
 
@@ -70,16 +71,16 @@ def per_item_fraction(stage: StageCost) -> float:
     """Share of a stage's service time that is per item (scales with the query size)."""
     if stage.name.startswith("preprocess"):
         return 1.0
-    pre = sum(v for k, v in stage.breakdown_s.items() if k.startswith("preprocess"))
-    return min(1.0, pre / stage.service_s) if stage.service_s > 0 else 0.0
+    per_item_s = sum(part_s for name, part_s in stage.breakdown_s.items() if name.startswith("preprocess"))
+    return min(1.0, per_item_s / stage.service_s) if stage.service_s > 0 else 0.0
 
 
 def lognormal(mean: float, scv: float, n: int, rng: np.random.Generator) -> np.ndarray:
     """n samples with the given mean and squared coefficient of variation (constant when scv = 0)."""
     if scv <= 0:
         return np.full(n, mean)
-    s2 = math.log1p(scv)
-    return mean * np.exp(math.sqrt(s2) * rng.standard_normal(n) - s2 / 2)
+    log_variance = math.log1p(scv)
+    return mean * np.exp(math.sqrt(log_variance) * rng.standard_normal(n) - log_variance / 2)
 
 
 def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,17 +94,18 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
         return end - service, end
     if k >= n:
         return arrive.copy(), arrive + service
-    al, sl = arrive.tolist(), service.tolist()
-    st = [0.0] * n
+    # once per request: plain lists (numpy scalars are slow to index one at a time) and a bound heapreplace
+    arrive_list, service_list = arrive.tolist(), service.tolist()
+    starts = [0.0] * n
     free = [-math.inf] * k  # heap of the servers' free times (Kiefer-Wolfowitz)
-    rep = heapq.heapreplace
+    replace = heapq.heapreplace
     for i in range(n):
-        f, a = free[0], al[i]
-        if f > a:
-            a = f
-        st[i] = a
-        rep(free, a + sl[i])
-    start = np.array(st)
+        earliest_free, begin = free[0], arrive_list[i]
+        if earliest_free > begin:
+            begin = earliest_free
+        starts[i] = begin
+        replace(free, begin + service_list[i])
+    start = np.array(starts)
     return start, start + service
 
 
@@ -113,31 +115,32 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
     request in the system), so each request's time is its fixed delays plus its service samples."""
     n = len(arrive)
     names, servers, enters, starts, ends = [], [], [], [], []
-    t = arrive
+    leave = arrive  # when each request leaves the previous stage
     scale = sizes / q_mean if q_mean > 0 else np.ones(n)
     for stage, rng in zip(stages, rngs):
-        k, mean = pool_shape(stage)
-        enter = t + stage.fixed_s
-        if k == 0:
+        n_servers, mean = pool_shape(stage)
+        enter = leave + stage.fixed_s
+        if n_servers == 0:
             start = end = enter
         else:
-            f = per_item_fraction(stage)
-            svc = lognormal(mean, stage.scv, n, rng)
-            if f > 0 and not np.all(sizes == sizes[0]):
-                svc = svc * ((1 - f) + f * scale)
+            per_item = per_item_fraction(stage)
+            service = lognormal(mean, stage.scv, n, rng)
+            if per_item > 0 and not np.all(sizes == sizes[0]):
+                service = service * ((1 - per_item) + per_item * scale)
             if isolated:
-                start, end = enter, enter + svc
-            elif n > 1 and np.any(enter[1:] < enter[:-1]):
+                start, end = enter, enter + service
+            elif n > 1 and np.any(enter[1:] < enter[:-1]):  # overtaking in an earlier pool: FIFO by entry
                 order = np.argsort(enter, kind="stable")
-                s_o, e_o = fifo_pool(enter[order], svc[order], k)
+                start_sorted, end_sorted = fifo_pool(enter[order], service[order], n_servers)
                 start, end = np.empty(n), np.empty(n)
-                start[order], end[order] = s_o, e_o
+                start[order], end[order] = start_sorted, end_sorted
             else:
-                start, end = fifo_pool(enter, svc, k)
+                start, end = fifo_pool(enter, service, n_servers)
             own = own_service_ratio(stage)
-            if own < 1:  # the server stays busy for svc; the request leaves after its own share of it
+            if own < 1:  # the server stays busy for the whole service; the request leaves after its own share
                 end = start + (end - start) * own
-        names.append(stage.name), servers.append(k), enters.append(enter), starts.append(start), ends.append(end)
-        t = end
+        names.append(stage.name), servers.append(n_servers), enters.append(enter), starts.append(start)
+        ends.append(end)
+        leave = end
     return HostTimes(names=tuple(names), servers=tuple(servers), enter=tuple(enters), start=tuple(starts),
-                     end=tuple(ends), ready=t)
+                     end=tuple(ends), ready=leave)

@@ -28,11 +28,11 @@ NO_CAP = 1 << 30
 class GpuPlan(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    caps: list[list[int]]  # [partition][length bucket] -> Batch_max in items
-    rcap: int  # most requests per batch
-    tq: float  # Time_queue (s)
-    width: float  # length-bucket width (0: one bucket)
-    merge: bool
+    batch_max: list[list[int]]  # [partition][length bucket] -> Batch_max in items
+    request_cap: int  # most requests per batch
+    time_queue_s: float  # Time_queue
+    bucket_width: float  # length-bucket width (0: one bucket)
+    merge: bool  # PREBA: top a batch up from neighbouring buckets
     notes: tuple[str, ...] = ()
 
 
@@ -44,44 +44,49 @@ def bucket_width(design, ctx) -> float:
 
 
 def gpu_plan(design, ctx=None, lengths: Optional[np.ndarray] = None) -> GpuPlan:
-    parts = design.gpu.partitions
+    """The batching rules of the design's policy; PREBA's length buckets need the run's input lengths."""
     policy = design.gpu.policy
-    caps = [[p.max_batch] for p in parts]
+    batch_max = [[partition.max_batch] for partition in design.gpu.partitions]
     if policy == BatchingPolicy.NONE:
-        return GpuPlan(caps=caps, rcap=1, tq=0.0, width=0.0, merge=False)
+        return GpuPlan(batch_max=batch_max, request_cap=1, time_queue_s=0.0, bucket_width=0.0, merge=False)
     if policy == BatchingPolicy.WORK_CONSERVING:
-        return GpuPlan(caps=caps, rcap=NO_CAP, tq=0.0, width=0.0, merge=False)
-    tq = design.gpu.time_queue_s
+        return GpuPlan(batch_max=batch_max, request_cap=NO_CAP, time_queue_s=0.0, bucket_width=0.0, merge=False)
+    time_queue_s = design.gpu.time_queue_s
     if policy != BatchingPolicy.PREBA or lengths is None:
-        return GpuPlan(caps=caps, rcap=NO_CAP, tq=tq, width=0.0, merge=False)
+        return GpuPlan(batch_max=batch_max, request_cap=NO_CAP, time_queue_s=time_queue_s, bucket_width=0.0,
+                       merge=False)
     width = bucket_width(design, ctx)
-    nb = int(np.max(lengths) // width) + 1
+    n_buckets = int(np.max(lengths) // width) + 1
     if ctx is None:
-        return GpuPlan(caps=[c * nb for c in caps], rcap=NO_CAP, tq=tq, width=width, merge=True,
+        return GpuPlan(batch_max=[caps * n_buckets for caps in batch_max], request_cap=NO_CAP,
+                       time_queue_s=time_queue_s, bucket_width=width, merge=True,
                        notes=("PREBA buckets without a profile book: Batch_max of the design in every bucket",))
-    return GpuPlan(caps=preba_caps(design, ctx, nb, width), rcap=NO_CAP, tq=tq, width=width, merge=True,
-                   notes=(f"PREBA: {nb} length buckets of {width:g}, Batch_max per bucket from the knee at the "
-                          "bucket's longest input; merging of neighbouring buckets",))
+    return GpuPlan(batch_max=preba_caps(design, ctx, n_buckets, width), request_cap=NO_CAP,
+                   time_queue_s=time_queue_s, bucket_width=width, merge=True,
+                   notes=(f"PREBA: {n_buckets} length buckets of {width:g}, Batch_max per bucket from the knee at "
+                          "the bucket's longest input; merging of neighbouring buckets",))
 
 
 def preba_caps(design, ctx, n_buckets: int, width: float) -> list[list[int]]:
     """Batch_max(partition, bucket): the utilisation knee at the bucket's upper edge (PREBA 4.3)."""
-    sc, book = design.scenario, ctx.book
-    src = book._source(sc.model, sc.gpu.sku, design.gpu.partitions[0].name, sc.precision, None, False)
-    lengths = book.lengths(sc.model, *src)
-    cache: dict[str, list[int]] = {}
-    out = []
-    for p in design.gpu.partitions:
-        if p.name not in cache:
+    scenario, book = design.scenario, ctx.book
+    source = book._source(scenario.model, scenario.gpu.sku, design.gpu.partitions[0].name, scenario.precision,
+                          None, False)
+    lengths = book.lengths(scenario.model, *source)
+    by_partition_name: dict[str, list[int]] = {}  # identical partitions share their row
+    rows = []
+    for partition in design.gpu.partitions:
+        if partition.name not in by_partition_name:
             row = []
-            for j in range(n_buckets):
-                at = float(min(max((j + 1) * width, lengths[0]), lengths[-1]))
+            for bucket in range(n_buckets):
+                upper_edge = float(min(max((bucket + 1) * width, lengths[0]), lengths[-1]))
                 try:
-                    k = book.knee(sc.model, sc.gpu.sku, p.name, KNEE_RULE, percentile=KNEE_PERCENTILE,
-                                  input_len=at, precision=sc.precision).batch
+                    knee = book.knee(scenario.model, scenario.gpu.sku, partition.name, KNEE_RULE,
+                                     percentile=KNEE_PERCENTILE, input_len=upper_edge,
+                                     precision=scenario.precision).batch
                 except ProfileError:
-                    k = p.max_batch
-                row.append(max(1, int(k)))
-            cache[p.name] = row
-        out.append(cache[p.name])
-    return out
+                    knee = partition.max_batch
+                row.append(max(1, int(knee)))
+            by_partition_name[partition.name] = row
+        rows.append(by_partition_name[partition.name])
+    return rows

@@ -21,11 +21,13 @@ T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
         20: 2.086, 24: 2.064, 29: 2.045}
 
 
-def t975(df: int) -> float:
-    if df in T975:
-        return T975[df]
-    below = [k for k in T975 if k <= df]
-    return T975[max(below)] if df <= 29 else 1.96 + 2.4 / df
+def t975(dof: int) -> float:
+    """The 97.5 % Student t quantile with `dof` degrees of freedom (the tabled one below it; an approximation
+    past 29)."""
+    if dof in T975:
+        return T975[dof]
+    below = [tabled for tabled in T975 if tabled <= dof]
+    return T975[max(below)] if dof <= 29 else 1.96 + 2.4 / dof
 
 
 class SimRecords:
@@ -89,13 +91,14 @@ class SimResult(BaseModel):
         return json.dumps(self.to_dict(), indent=indent)
 
 
-def _clean(x):
-    if isinstance(x, float) and not math.isfinite(x):
+def _clean(value):
+    """JSON-ready: nan and inf become None, numpy scalars Python ones, dict keys strings."""
+    if isinstance(value, float) and not math.isfinite(value):
         return None
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, np.generic):
-        return _clean(x.item())
-    return x
+    if isinstance(value, dict):
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(item) for item in value]
+    if isinstance(value, np.generic):
+        return _clean(value.item())
+    return value

@@ -19,7 +19,7 @@ import numpy as np
 from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE, Scenario, load_scenario
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
-from engine.sim.gpu import GpuEngine
+from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
 from engine.sim.hoststages import run_host
 from engine.sim.plan import gpu_plan
 from engine.sim.service import GpuService, ServiceSpec
@@ -42,18 +42,20 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
     at its Batch_max (one query at a time without batching) and the host stages' capacities."""
     if service is None:
         return capacity(design)[0]
-    means = service.mean_ms if isinstance(service.mean_ms, list) else [service.mean_ms] * len(design.gpu.partitions)
-    pmf = design.q_pmf
-    sizes = np.arange(1, len(pmf) + 1)
-    cap = 0.0
-    for m, c in zip(means, plan.caps):
-        if plan.rcap == 1:
-            cap += 1.0 / float(np.dot(pmf, m / 1e3 * (1 + service.batch_slope * (sizes - 1))))
-        else:
-            cap += c[0] / (m / 1e3 * (1 + service.batch_slope * (c[0] - 1))) / design.q_mean
+    n_partitions = len(design.gpu.partitions)
+    means_ms = service.mean_ms if isinstance(service.mean_ms, list) else [service.mean_ms] * n_partitions
+    size_pmf = design.q_pmf
+    sizes = np.arange(1, len(size_pmf) + 1)
+    total = 0.0
+    for mean_ms, batch_max in zip(means_ms, plan.batch_max):
+        if plan.request_cap == 1:  # one query per batch, at its own size
+            total += 1.0 / float(np.dot(size_pmf, mean_ms / 1e3 * (1 + service.batch_slope * (sizes - 1))))
+        else:  # full batches of Batch_max items
+            full = batch_max[0]
+            total += full / (mean_ms / 1e3 * (1 + service.batch_slope * (full - 1))) / design.q_mean
     if host:
-        cap = min([cap] + [s.capacity_rps for s in design.host_stages])
-    return cap
+        total = min([total] + [stage.capacity_rps for stage in design.host_stages])
+    return total
 
 
 def _workload_from(data: dict) -> SimWorkload:
@@ -63,12 +65,13 @@ def _workload_from(data: dict) -> SimWorkload:
 
     try:
         return SimWorkload.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err.get("loc", ()))
-        cause = (err.get("ctx") or {}).get("error")
-        message = str(cause) if cause is not None else err.get("msg", "")
-        given = f" (got {excerpt(err['input'])})" if "input" in err and not isinstance(err["input"], dict) else ""
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        cause = (first.get("ctx") or {}).get("error")
+        message = str(cause) if cause is not None else first.get("msg", "")
+        given = (f" (got {excerpt(first['input'])})"
+                 if "input" in first and not isinstance(first["input"], dict) else "")
         raise SimError(f"workload{'.' + where if where else ''}: {message}{given}") from None
 
 
@@ -119,29 +122,29 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     service = service or design.scenario.service
     with_host = service is None or service.host == "model"
     stages = design.host_stages if with_host else ()
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(int(seed)).spawn(4 + len(stages))]
+    # streams: arrivals, sizes, lengths, GPU service, then one per host stage (fixed slots: adding a stage
+    # leaves the others' draws alone)
+    streams = [np.random.default_rng(child) for child in np.random.SeedSequence(int(seed)).spawn(4 + len(stages))]
     variable = design.gpu.input_len is not None
-    arr = generate(workload, design, n_requests, duration_s, streams[:3], variable, rate)
-    n = len(arr.t)
+    arrivals = generate(workload, design, n_requests, duration_s, streams[:3], variable, rate)
+    n = len(arrivals.t)
     closed = workload.kind in CLOSED_LOOP
-    host = run_host(stages, np.zeros(n) if closed else arr.t, arr.size, design.q_mean, streams[4:], isolated=closed)
-    plan = gpu_plan(design, ctx, arr.length)
-    svc = GpuService(design, n, streams[3], service, ctx)
-    notes = list(design.notes) + list(plan.notes) + svc.notes
+    host = run_host(stages, np.zeros(n) if closed else arrivals.t, arrivals.size, design.q_mean, streams[4:],
+                    isolated=closed)
+    plan = gpu_plan(design, ctx, arrivals.length)
+    gpu_service = GpuService(design, n, streams[3], service, ctx)
+    notes = list(design.notes) + list(plan.notes) + gpu_service.notes
     if service is not None:
         notes.append(f"synthetic GPU service: {service.kind.value}, mean {service.mean_ms} ms"
                      + ("" if with_host else "; host stages left out"))
-    sched = design.scheduler.value
-    eng = GpuEngine(service=svc, caps=plan.caps, rcap=plan.rcap, tq=plan.tq, scheduler=sched, sla_s=design.sla_s,
-                    alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta,
-                    ready=host.ready, sizes=arr.size, lengths=arr.length, width=plan.width, merge=plan.merge,
-                    closed_loop=closed, host_offset=host.ready if closed else None, progress=progress)
-    if not closed:
-        eng.arrival_l = arr.t.tolist()
-    log = eng.run()
-    if np.any(log.req_batch < 0):
+    spec = GpuSpec(service=gpu_service, plan=plan, scheduler=design.scheduler.value, sla_s=design.sla_s,
+                   alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta)
+    requests = GpuRequests(ready=host.ready, sizes=arrivals.size, lengths=arrivals.length,
+                           arrival=None if closed else arrivals.t, closed_loop=closed)
+    log = GpuEngine(spec, requests, progress=progress).run()
+    if np.any(log.request_batch < 0):
         raise RuntimeError("internal error: a request was never served")
-    cap = capacity_of(design, service, plan, with_host)
     series = timeseries if timeseries is not None else workload.kind in (WorkloadKind.DIURNAL, WorkloadKind.TRACE)
-    return assemble(design, plan, workload, arr, host, log, host_stages=stages, seed=int(seed), warmup=warmup,
-                    engine=stats, capacity=cap, want_series=series, t_start=t_start, notes=notes)
+    return assemble(design, plan, workload, arrivals, host, log, host_stages=stages, seed=int(seed), warmup=warmup,
+                    engine=stats, capacity=capacity_of(design, service, plan, with_host), want_series=series,
+                    t_start=t_start, notes=notes)

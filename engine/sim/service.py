@@ -39,79 +39,87 @@ class GpuService:
 
     def __init__(self, design, n_draws: int, rng: np.random.Generator, spec: Optional[ServiceSpec] = None,
                  ctx=None):
-        parts = design.gpu.partitions
-        self.n = len(parts)
+        """n_draws: how many batches may run (one per request at most); each batch's random draw is made up
+        front and picked by its batch number."""
+        partitions = design.gpu.partitions
+        self.n = len(partitions)
         self.spec = spec
-        self.lengths: Optional[list[float]] = None
+        self.lengths: Optional[list[float]] = None  # profiled input lengths (variable-length models, with a ctx)
         self.notes: list[str] = []
         if spec is not None:
-            means = spec.mean_ms if isinstance(spec.mean_ms, list) else [spec.mean_ms] * self.n
-            if len(means) != self.n:
-                raise SimError(f"service.mean_ms: {len(means)} values for {self.n} partitions")
-            top = max(p.max_batch for p in parts)
-            self.tables = [[m / 1e3 * (1 + spec.batch_slope * b) for b in range(top)] for m in means]
+            means_ms = spec.mean_ms if isinstance(spec.mean_ms, list) else [spec.mean_ms] * self.n
+            if len(means_ms) != self.n:
+                raise SimError(f"service.mean_ms: {len(means_ms)} values for {self.n} partitions")
+            largest = max(partition.max_batch for partition in partitions)
+            # tables[p][b - 1]: mean service (s) of a batch of b items
+            self.tables = [[mean_ms / 1e3 * (1 + spec.batch_slope * extra) for extra in range(largest)]
+                           for mean_ms in means_ms]
             if spec.kind == ServiceKind.EXPONENTIAL:
-                self.draws = rng.standard_exponential(n_draws).tolist()
+                self.draws = rng.standard_exponential(n_draws).tolist()  # factors of mean 1
             elif spec.kind == ServiceKind.LOGNORMAL and spec.scv > 0:
-                s2 = math.log1p(spec.scv)
-                self.draws = np.exp(math.sqrt(s2) * rng.standard_normal(n_draws) - s2 / 2).tolist()
+                log_variance = math.log1p(spec.scv)
+                self.draws = np.exp(math.sqrt(log_variance) * rng.standard_normal(n_draws)
+                                    - log_variance / 2).tolist()
             else:
-                self.draws = None
+                self.draws = None  # deterministic
             self.sigma = [0.0] * self.n
         else:
             from statistics import NormalDist
 
             z = NormalDist().inv_cdf(design.sla_percentile)
-            self.tables = [p.mean_s.tolist() for p in parts]
+            self.tables = [partition.mean_s.tolist() for partition in partitions]
             # a variable-length model's tail_s also holds the spread of its batches' longest inputs, which the
             # lengths drawn here reproduce: its jitter alone is the design's jitter_sigma
-            self.sigma = [p.jitter_sigma if p.jitter_sigma is not None
-                          else _sigma_for_ratio(float(np.median(p.tail_s / p.mean_s)), z) for p in parts]
-            self.draws = rng.standard_normal(n_draws).tolist()
+            self.sigma = [partition.jitter_sigma if partition.jitter_sigma is not None
+                          else _sigma_for_ratio(float(np.median(partition.tail_s / partition.mean_s)), z)
+                          for partition in partitions]
+            self.draws = rng.standard_normal(n_draws).tolist()  # standard normals, scaled per partition
             if ctx is not None and design.gpu.input_len is not None:
                 self._length_tables(design, ctx)
-        self.capacity = [max((b + 1) / t for b, t in enumerate(tab)) for tab in self.tables]
+        self.capacity = [max((items + 1) / mean_s for items, mean_s in enumerate(table)) for table in self.tables]
 
     def _length_tables(self, design, ctx) -> None:
         """Curves at every profiled input length, per partition (variable-length models): the same rows the
         analytic engine takes its expectation over (engine.analytic.gpu.length_rows)."""
-        sc, book = design.scenario, ctx.book
-        src = book._source(sc.model, sc.gpu.sku, design.gpu.partitions[0].name, sc.precision, None, False)
-        lengths = book.lengths(sc.model, *src)
-        over = design.gpu_overhead_s
-        cache: dict[str, list[list[float]]] = {}
-        for p in design.gpu.partitions:
-            if p.name not in cache:
-                cache[p.name] = [(row + over).tolist() for row in length_rows(book, sc, p.name, lengths)]
+        scenario, book = design.scenario, ctx.book
+        source = book._source(scenario.model, scenario.gpu.sku, design.gpu.partitions[0].name, scenario.precision,
+                              None, False)
+        lengths = book.lengths(scenario.model, *source)
+        overhead_s = design.gpu_overhead_s
+        by_partition_name: dict[str, list[list[float]]] = {}  # identical partitions share their rows
+        for partition in design.gpu.partitions:
+            if partition.name not in by_partition_name:
+                by_partition_name[partition.name] = [(row + overhead_s).tolist()
+                                                     for row in length_rows(book, scenario, partition.name, lengths)]
         self.lengths = list(lengths)
-        self.by_length = [cache[p.name] for p in design.gpu.partitions]
+        self.by_length = [by_partition_name[partition.name] for partition in design.gpu.partitions]
         self.notes.append(f"batch service priced at its longest input, interpolated over profiled lengths "
                           f"{', '.join(f'{x:g}' for x in lengths)}")
 
-    def mean(self, p: int, items: int, length: Optional[float] = None) -> float:
-        """Mean service time (s) of a batch of `items` on partition p (longest input `length`)."""
+    def mean(self, partition: int, items: int, length: Optional[float] = None) -> float:
+        """Mean service time (s) of a batch of `items` on a partition (longest input `length`)."""
         if self.lengths is None or length is None:
-            tab = self.tables[p]
-            return tab[min(items, len(tab)) - 1]
-        ls, rows = self.lengths, self.by_length[p]
-        if length <= ls[0]:
+            table = self.tables[partition]
+            return table[min(items, len(table)) - 1]
+        lengths, rows = self.lengths, self.by_length[partition]
+        if length <= lengths[0]:
             row = rows[0]
             return row[min(items, len(row)) - 1]
-        if length >= ls[-1]:
+        if length >= lengths[-1]:
             row = rows[-1]
             return row[min(items, len(row)) - 1]
-        i = bisect.bisect_right(ls, length) - 1
-        lo, hi = rows[i], rows[i + 1]
-        w = (length - ls[i]) / (ls[i + 1] - ls[i])
-        return lo[min(items, len(lo)) - 1] * (1 - w) + hi[min(items, len(hi)) - 1] * w
+        below = bisect.bisect_right(lengths, length) - 1
+        shorter, longer = rows[below], rows[below + 1]
+        weight = (length - lengths[below]) / (lengths[below + 1] - lengths[below])
+        return shorter[min(items, len(shorter)) - 1] * (1 - weight) + longer[min(items, len(longer)) - 1] * weight
 
-    def sample(self, p: int, items: int, length: Optional[float], k: int) -> float:
-        """Service time of batch number k (its own random draw) on partition p."""
-        m = self.mean(p, items, length)
-        d = self.draws
-        if d is None:
-            return m
+    def sample(self, partition: int, items: int, length: Optional[float], batch_number: int) -> float:
+        """Service time of a batch on a partition: its mean times the batch's own random draw."""
+        mean = self.mean(partition, items, length)
+        draws = self.draws
+        if draws is None:
+            return mean
         if self.spec is not None:
-            return m * d[k]
-        s = self.sigma[p]
-        return m * math.exp(s * d[k] - s * s / 2)
+            return mean * draws[batch_number]
+        sigma = self.sigma[partition]
+        return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1

@@ -26,32 +26,31 @@ GROUPS = 20
 
 def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str):
     """[(group, n, mean, [quantiles...])], overall first when `by` is given: DuckDB or numpy."""
+    values = cols[value]
     if engine == "duckdb":
-        df = Store.summarize(cols, value, by, qs, total=by is not None)
-        qn = [c for c in df.columns if c.startswith("q")]
+        frame = Store.summarize(cols, value, by, qs, total=by is not None)
+        quantile_columns = [column for column in frame.columns if column.startswith("q")]
         # DuckDB's parallel avg() can differ in the last bit between runs; means come from numpy so that one
         # seed gives one result exactly (quantiles are order statistics: exact either way)
-        v = cols[value]
-        means = {None: float(v.mean())}
+        means = {None: float(values.mean())}
         if by is not None:
-            g = cols[by]
-            sums, counts = np.bincount(g, weights=v), np.bincount(g)
-            means.update({k: float(sums[k] / counts[k]) for k in np.flatnonzero(counts).tolist()})
+            groups = cols[by]
+            sums, counts = np.bincount(groups, weights=values), np.bincount(groups)
+            means.update({group: float(sums[group] / counts[group]) for group in np.flatnonzero(counts).tolist()})
         rows = []
-        for i, (_, r) in enumerate(df.iterrows()):
-            key = None if (by is None or i == 0) else int(r["grp"])
-            rows.append((key, int(r["n"]), means[key], [float(r[c]) for c in qn]))
+        for index, (_, row) in enumerate(frame.iterrows()):
+            key = None if (by is None or index == 0) else int(row["grp"])
+            rows.append((key, int(row["n"]), means[key], [float(row[column]) for column in quantile_columns]))
         return rows
-    v = cols[value]
-    out = [(None, len(v), float(v.mean()), list(np.quantile(v, qs)))]
+    rows = [(None, len(values), float(values.mean()), list(np.quantile(values, qs)))]
     if by is not None:
-        g = cols[by]
-        order = np.argsort(g, kind="stable")
-        gs, vs = g[order], v[order]
-        cuts = np.flatnonzero(np.diff(gs)) + 1
-        for chunk_g, chunk in zip(np.split(gs, cuts), np.split(vs, cuts)):
-            out.append((int(chunk_g[0]), len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
-    return out
+        groups = cols[by]
+        order = np.argsort(groups, kind="stable")
+        sorted_groups, sorted_values = groups[order], values[order]
+        cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
+        for group, chunk in zip(np.split(sorted_groups, cuts), np.split(sorted_values, cuts)):
+            rows.append((int(group[0]), len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
+    return rows
 
 
 def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float) -> float:
@@ -60,6 +59,8 @@ def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float) -> float:
 
 
 def window(arrival: np.ndarray, end: np.ndarray, first: int, offline: bool, closed: bool) -> tuple[float, float]:
+    """The measurement window (t0, t1): from the first measured arrival to the last arrival (open loop), the
+    last completion (closed loop), or the whole run (offline)."""
     if offline:
         return 0.0, float(end.max())
     t0 = float(arrival[first])
@@ -75,20 +76,21 @@ def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
     The mean's 95 % half-width is batch means over GROUPS consecutive groups; each percentile's is
     quantile_ci's (batch means of the exceedance indicator, inverted through the quantile function).
     """
-    lat = cols["latency"][first:]
-    m = len(lat)
-    k = GROUPS if m >= 40 * GROUPS else max(2, m // 40) if m >= 80 else 1
+    measured = cols["latency"][first:]
+    n_measured = len(measured)
+    # at least 40 requests a group, else fewer groups (1: no interval)
+    n_groups = GROUPS if n_measured >= 40 * GROUPS else max(2, n_measured // 40) if n_measured >= 80 else 1
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
-    total = quantile_table({"latency": lat}, "latency", None, qs, engine)[0]
+    _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
     names = ["mean"] + [f"p{round(q * 100, 4):g}" for q in qs]
-    latency = dict(zip(names, [total[2] * 1e3] + [x * 1e3 for x in total[3]]))
-    ci: dict[str, Optional[float]] = {n: None for n in names}
-    if k > 1:
-        means = np.array([g.mean() for g in np.array_split(lat, k)])
-        ci["mean"] = float(t975(k - 1) * means.std(ddof=1) / math.sqrt(k)) * 1e3
-        for name, q, x in zip(names[1:], qs, total[3]):
-            ci[name] = quantile_ci(lat, q, x) * 1e3
-    return latency, ci, k
+    latency = dict(zip(names, [mean * 1e3] + [quantile * 1e3 for quantile in quantiles]))
+    ci: dict[str, Optional[float]] = {name: None for name in names}
+    if n_groups > 1:
+        means = np.array([group.mean() for group in np.array_split(measured, n_groups)])
+        ci["mean"] = float(t975(n_groups - 1) * means.std(ddof=1) / math.sqrt(n_groups)) * 1e3
+        for name, q, quantile in zip(names[1:], qs, quantiles):
+            ci[name] = quantile_ci(measured, q, quantile) * 1e3
+    return latency, ci, n_groups
 
 
 MIN_QUANTILE_BATCHES = 5
@@ -124,37 +126,38 @@ def quantile_ci(x: np.ndarray, p: float, estimate: float) -> float:
     6 runs of 20 (200,000 customers each; benchmarks/ci_coverage.py holds 20 of 20 with this method).
     """
     n = len(x)
-    k = quantile_batches(n, p)
-    if n < 2 * k:
+    n_batches = quantile_batches(n, p)
+    if n < 2 * n_batches:
         return math.nan
-    below = np.array([np.mean(g <= estimate) for g in np.array_split(x, k)])
-    h = float(t975(k - 1) * below.std(ddof=1) / math.sqrt(k))
-    h = max(h, 1.0 / n)  # at least one order statistic either side
-    lo = float(np.quantile(x, max(0.0, p - h)))
-    hi = float(np.quantile(x, min(1.0, p + h)))
-    return max(estimate - lo, hi - estimate)
+    below = np.array([np.mean(batch <= estimate) for batch in np.array_split(x, n_batches)])
+    half_width = float(t975(n_batches - 1) * below.std(ddof=1) / math.sqrt(n_batches))  # of the probability
+    half_width = max(half_width, 1.0 / n)  # at least one order statistic either side
+    low = float(np.quantile(x, max(0.0, p - half_width)))
+    high = float(np.quantile(x, min(1.0, p + half_width)))
+    return max(estimate - low, high - estimate)
 
 
-def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, k: int) -> Optional[float]:
-    if k < 2:
+def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, n_groups: int) -> Optional[float]:
+    """95 % half-width of the throughput (req/s): batch means over n_groups spans of the measured arrivals."""
+    if n_groups < 2:
         return None
-    idx = first + (np.arange(k + 1) * (len(arrival) - 1 - first)) // k
-    edges = arrival[idx]
+    bounds = first + (np.arange(n_groups + 1) * (len(arrival) - 1 - first)) // n_groups
+    edges = arrival[bounds]
     span = np.diff(edges)
     if np.any(span <= 0):
         return None
     done = np.diff(np.searchsorted(end_sorted, edges, side="right"))
-    x = done / span
-    return float(t975(k - 1) * x.std(ddof=1) / math.sqrt(k))
+    rates = done / span
+    return float(t975(n_groups - 1) * rates.std(ddof=1) / math.sqrt(n_groups))
 
 
 def growth(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float) -> tuple[float, float]:
     """(least-squares slope of the number in system over [t0, t1] in requests/s, its rise over the window)."""
-    ts = np.linspace(t0, t1, 41)
-    n_sys = np.searchsorted(arrival, ts, side="right") - np.searchsorted(end_sorted, ts, side="right")
+    times = np.linspace(t0, t1, 41)
+    in_system = np.searchsorted(arrival, times, side="right") - np.searchsorted(end_sorted, times, side="right")
     if t1 <= t0:
         return 0.0, 0.0
-    slope = float(np.polyfit(ts - t0, n_sys, 1)[0])
+    slope = float(np.polyfit(times - t0, in_system, 1)[0])
     return slope, slope * (t1 - t0)
 
 
@@ -194,21 +197,23 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
 
 def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
     """Per time bin (by arrival): arrival rate, completion rate, mean and p99 latency, number in system."""
-    arr = cols["arrival"]
-    t_end = float(arr[-1]) if arr[-1] > 0 else float(end_sorted[-1])
+    arrival = cols["arrival"]
+    t_end = float(arrival[-1]) if arrival[-1] > 0 else float(end_sorted[-1])
     edges = np.linspace(0.0, t_end, bins + 1)
     width = edges[1] - edges[0] if t_end > 0 else 1.0
-    b = np.minimum(bins - 1, (arr / width).astype(np.int64)) if t_end > 0 else np.zeros(len(arr), dtype=np.int64)
-    table = quantile_table({"latency": cols["latency"], "bin": b}, "latency", "bin", (0.99,), engine)[1:]
+    bin_of = (np.minimum(bins - 1, (arrival / width).astype(np.int64)) if t_end > 0
+              else np.zeros(len(arrival), dtype=np.int64))
+    table = quantile_table({"latency": cols["latency"], "bin": bin_of}, "latency", "bin", (0.99,), engine)[1:]
     p99 = np.full(bins, np.nan)
     mean = np.full(bins, np.nan)
-    for g, _, mu, q in table:
-        p99[g], mean[g] = q[0] * 1e3, mu * 1e3
-    arrivals = np.bincount(b, minlength=bins) / width
+    for index, _, bin_mean, quantiles in table:
+        p99[index], mean[index] = quantiles[0] * 1e3, bin_mean * 1e3
+    arrivals = np.bincount(bin_of, minlength=bins) / width
     done = np.diff(np.searchsorted(end_sorted, edges, side="right")) / width
-    in_sys = np.searchsorted(arr, edges[1:], side="right") - np.searchsorted(end_sorted, edges[1:], side="right")
+    in_system = (np.searchsorted(arrival, edges[1:], side="right")
+                 - np.searchsorted(end_sorted, edges[1:], side="right"))
     return {"t_s": edges[1:].tolist(), "arrivals_rps": arrivals.tolist(), "throughput_rps": done.tolist(),
-            "mean_ms": mean.tolist(), "p99_ms": p99.tolist(), "in_system": in_sys.astype(float).tolist()}
+            "mean_ms": mean.tolist(), "p99_ms": p99.tolist(), "in_system": in_system.astype(float).tolist()}
 
 
 def wait_percentiles(cols: dict, first: int, sla_pct: float) -> dict[str, float]:
@@ -222,5 +227,5 @@ def wait_percentiles(cols: dict, first: int, sla_pct: float) -> dict[str, float]
             wait = wait + (cols[f"{stage}_start"] - cols[name])[first:]
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
     out = {"mean": float(wait.mean()) * 1e3}
-    out.update({f"p{round(q * 100, 4):g}": float(x) * 1e3 for q, x in zip(qs, np.quantile(wait, qs))})
+    out.update({f"p{round(q * 100, 4):g}": float(quantile) * 1e3 for q, quantile in zip(qs, np.quantile(wait, qs))})
     return out

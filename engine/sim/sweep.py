@@ -25,10 +25,10 @@ from engine.sim.run import simulate_design
 
 def _point(job: dict, rate: float):
     """One load point (an executor's chunk function; job holds the design and the run's settings)."""
-    r = simulate_design(job["design"], job["n"], duration_s=job["duration"], seed=job["seed"], ctx=job["ctx"],
-                        service=job["service"], workload=job["workload"], rate=rate, warmup=job["warmup"],
-                        stats="numpy", timeseries=False)
-    return r.model_copy(update={"records": None})
+    result = simulate_design(job["design"], job["n"], duration_s=job["duration"], seed=job["seed"], ctx=job["ctx"],
+                             service=job["service"], workload=job["workload"], rate=rate, warmup=job["warmup"],
+                             stats="numpy", timeseries=False)
+    return result.model_copy(update={"records": None})  # the records would be pickled back for nothing
 
 
 def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
@@ -36,10 +36,10 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
           progress: Optional[Callable[[float], None]] = None, executor: Optional[Executor] = None) -> list:
     """SimResults at each arrival rate (req/s), computed in parallel (records are dropped) on `executor` (default:
     a LocalExecutor of `workers` processes); the results do not depend on where they ran."""
-    rates = [float(r) for r in rates]
+    rates = [float(rate) for rate in rates]
     if not rates:
         raise SimError("sweep: no rates")
-    if any(not (math.isfinite(r) and MIN_POSITIVE <= r <= MAX_RATE_RPS) for r in rates):
+    if any(not (math.isfinite(rate) and MIN_POSITIVE <= rate <= MAX_RATE_RPS) for rate in rates):
         raise SimError(f"sweep: rates must be in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}] requests/s, "
                        f"got {excerpt(rates)}")
     job = dict(design=design, n=n_requests, duration=duration_s, seed=seed, ctx=ctx, service=service,
@@ -50,10 +50,10 @@ def sweep(design, rates, n_requests: Optional[int] = None, *, duration_s: Option
     order = sorted(range(len(rates)), key=lambda i: (i % slots, i))
     results = executor.map(_point, job, [rates[i] for i in order],
                            progress=(lambda done, total: progress(done / total)) if progress else None)
-    out: list = [None] * len(rates)
-    for i, res in zip(order, results):
-        out[i] = res
-    return out
+    in_rate_order: list = [None] * len(rates)
+    for index, result in zip(order, results):
+        in_rate_order[index] = result
+    return in_rate_order
 
 
 def rate_grid(lo: float, hi: float, n: int) -> list[float]:
@@ -70,12 +70,13 @@ def adaptive(design, target: float, n_start: int = 20_000, max_requests: int = 2
     n, rounds = n_start, 0
     while True:
         rounds += 1
-        res = simulate_design(design, n, **kw)
-        hw = res.ci.get("p99")
-        if (hw is not None and hw <= target * res.latency_ms["p99"]) or n >= max_requests:
+        result = simulate_design(design, n, **kw)
+        half_width = result.ci.get("p99")
+        reached = half_width is not None and half_width <= target * result.latency_ms["p99"]
+        if reached or n >= max_requests:
             note = (f"adaptive length: {rounds} round(s), {n:,} requests, p99 half-width "
-                    f"{(hw or float('nan')):.3g} ms (target {target:.1%} of p99)")
-            if n >= max_requests and not (hw is not None and hw <= target * res.latency_ms["p99"]):
+                    f"{(half_width or float('nan')):.3g} ms (target {target:.1%} of p99)")
+            if not reached:
                 note += "; stopped at max_requests before reaching the target"
-            return res.model_copy(update={"notes": res.notes + [note]}), rounds
+            return result.model_copy(update={"notes": result.notes + [note]}), rounds
         n = min(2 * n, max_requests)

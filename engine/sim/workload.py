@@ -83,55 +83,57 @@ def _count(n_requests: Optional[int], duration_s: Optional[float], rate: float) 
 def poisson_times(rate: float, n: Optional[int], duration: Optional[float], rng: np.random.Generator) -> np.ndarray:
     """Arrival times of a Poisson process: n of them, or all in [0, duration)."""
     if n is None:
-        m = int(rate * duration + 6 * math.sqrt(rate * duration) + 16)
-        t = np.cumsum(rng.standard_exponential(m)) / rate
-        return t[t < duration]
+        enough = int(rate * duration + 6 * math.sqrt(rate * duration) + 16)  # mean count + 6 standard deviations + 16
+        times = np.cumsum(rng.standard_exponential(enough)) / rate
+        return times[times < duration]
     return np.cumsum(rng.standard_exponential(n)) / rate
 
 
-def diurnal_times(w: SimWorkload, rate: float, n: Optional[int], duration: Optional[float],
+def diurnal_times(workload: SimWorkload, rate: float, n: Optional[int], duration: Optional[float],
                   rng: np.random.Generator) -> np.ndarray:
     """Piecewise-constant-rate Poisson arrivals: a sinusoidal daily cycle times Gaussian noise per interval."""
-    horizon = duration if duration is not None else 1.5 * n / rate + 10 * w.noise_interval_s
-    while True:
-        k = math.ceil(horizon / w.noise_interval_s)
-        if k > MAX_DIURNAL_INTERVALS:
-            raise SimError(f"workload.arrival.noise_interval_s: {w.noise_interval_s:g} s cuts this run "
+    interval = workload.noise_interval_s
+    horizon = duration if duration is not None else 1.5 * n / rate + 10 * interval
+    while True:  # without a duration: until the horizon holds n arrivals, doubling it
+        n_intervals = math.ceil(horizon / interval)
+        if n_intervals > MAX_DIURNAL_INTERVALS:
+            raise SimError(f"workload.arrival.noise_interval_s: {interval:g} s cuts this run "
                            f"({horizon:.3g} s of arrivals) into more than {MAX_DIURNAL_INTERVALS:,} intervals; "
                            "lengthen the interval or shorten the run")
-        edges = np.arange(k + 1) * w.noise_interval_s
-        mid = edges[:-1] + w.noise_interval_s / 2
-        lam = rate * (1 + w.amplitude * np.sin(2 * np.pi * mid / w.period_s))
-        lam = lam * np.maximum(0.0, 1 + w.noise_cv * rng.standard_normal(k))
-        counts = rng.poisson(lam * w.noise_interval_s)
+        edges = np.arange(n_intervals + 1) * interval
+        middle = edges[:-1] + interval / 2
+        rates = rate * (1 + workload.amplitude * np.sin(2 * np.pi * middle / workload.period_s))
+        rates = rates * np.maximum(0.0, 1 + workload.noise_cv * rng.standard_normal(n_intervals))
+        counts = rng.poisson(rates * interval)
         if counts.sum() > MAX_REQUESTS:
             raise SimError("the diurnal workload would generate more than 20M requests; shorten the run")
         starts = np.repeat(edges[:-1], counts)
-        t = np.sort(starts + rng.random(counts.sum()) * w.noise_interval_s)
+        times = np.sort(starts + rng.random(counts.sum()) * interval)  # uniform within each interval
         if duration is not None:
-            return t[t < duration]
-        if len(t) >= n:
-            return t[:n]
+            return times[times < duration]
+        if len(times) >= n:
+            return times[:n]
         horizon *= 2
 
 
-def trace_times(w: SimWorkload, rate: Optional[float], n: Optional[int], duration: Optional[float]) -> np.ndarray:
+def trace_times(workload: SimWorkload, rate: Optional[float], n: Optional[int],
+                duration: Optional[float]) -> np.ndarray:
     """The trace's arrival times in seconds from 0, scaled to mean rate `rate` when one is given (None: the
     trace's own pace), then cut to the first n requests or to [0, duration)."""
-    if w.timestamps is None or len(w.timestamps) < 2:
+    if workload.timestamps is None or len(workload.timestamps) < 2:
         raise SimError("workload.arrival.timestamps: kind 'trace' needs at least two arrival timestamps")
-    t = np.sort(np.asarray(w.timestamps, dtype=float))
-    t = (t - t[0]) * TRACE_UNIT_S[w.trace_unit]
-    if not t[-1] > 0:
+    times = np.sort(np.asarray(workload.timestamps, dtype=float))
+    times = (times - times[0]) * TRACE_UNIT_S[workload.trace_unit]
+    if not times[-1] > 0:
         raise SimError("workload.arrival.timestamps: every timestamp is the same; a trace needs a time span")
     if rate is not None:
-        own_rate = (len(t) - 1) / t[-1]
-        t = t * (own_rate / rate)
+        own_rate = (len(times) - 1) / times[-1]
+        times = times * (own_rate / rate)
     if duration is not None:
-        t = t[t < duration]
+        times = times[times < duration]
     if n is not None:
-        t = t[:n]
-    return t
+        times = times[:n]
+    return times
 
 
 def sample_sizes(q_pmf: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -146,8 +148,8 @@ def sample_sizes(q_pmf: np.ndarray, n: int, rng: np.random.Generator) -> np.ndar
 def sample_lengths(spec, default: Optional[float], n: int, rng: np.random.Generator) -> np.ndarray:
     """Input lengths (audio s or tokens) from workload.input_len: fixed, uniform or log-normal."""
     if spec.kind == "fixed":
-        v = spec.value if spec.value is not None else default
-        return np.full(n, float(v if v is not None else 1.0))
+        value = spec.value if spec.value is not None else default
+        return np.full(n, float(value if value is not None else 1.0))
     if spec.kind == "uniform":
         if spec.high < spec.low:
             raise SimError(f"workload.input_len: high ({spec.high}) is below low ({spec.low})")
@@ -155,40 +157,41 @@ def sample_lengths(spec, default: Optional[float], n: int, rng: np.random.Genera
     return np.exp(spec.mu + spec.sigma * rng.standard_normal(n))
 
 
-def generate(w: SimWorkload, design, n_requests: Optional[int], duration_s: Optional[float],
+def generate(workload: SimWorkload, design, n_requests: Optional[int], duration_s: Optional[float],
              rngs: list[np.random.Generator], variable_length: bool, rate: Optional[float] = None) -> Arrivals:
-    """Requests for one run of the workload's arrival process (w.kind), at `rate` when given (else w.rate_rps,
-    else the scenario's rate; a trace without either plays at its own pace). rngs: three Generators (arrivals,
-    sizes, lengths)."""
-    sc = design.scenario
-    explicit_rate = rate if rate is not None else w.rate_rps  # a trace keeps its own pace without one
-    rate = explicit_rate if explicit_rate is not None else sc.workload.arrival.rate_rps
-    kind = w.kind
+    """Requests for one run of the workload's arrival process (workload.kind), at `rate` when given (else
+    workload.rate_rps, else the scenario's rate; a trace without either plays at its own pace). rngs: three
+    Generators (arrivals, sizes, lengths)."""
+    scenario = design.scenario
+    explicit_rate = rate if rate is not None else workload.rate_rps  # a trace keeps its own pace without one
+    rate = explicit_rate if explicit_rate is not None else scenario.workload.arrival.rate_rps
+    kind = workload.kind
     if kind in (WorkloadKind.POISSON, WorkloadKind.MLPERF_SERVER):
         n_requests, duration_s = _count(n_requests, duration_s, rate)
-        t = poisson_times(rate, n_requests, duration_s, rngs[0])
+        times = poisson_times(rate, n_requests, duration_s, rngs[0])
     elif kind == WorkloadKind.DIURNAL:
-        n_requests, duration_s = _count(n_requests, duration_s, rate * (1 + w.amplitude))
-        t = diurnal_times(w, rate, n_requests, duration_s, rngs[0])
+        n_requests, duration_s = _count(n_requests, duration_s, rate * (1 + workload.amplitude))
+        times = diurnal_times(workload, rate, n_requests, duration_s, rngs[0])
     elif kind == WorkloadKind.TRACE:
-        t = trace_times(w, explicit_rate, n_requests, duration_s)
-        rate = (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else 0.0
+        times = trace_times(workload, explicit_rate, n_requests, duration_s)
+        rate = (len(times) - 1) / times[-1] if len(times) > 1 and times[-1] > 0 else 0.0
     elif kind == WorkloadKind.OFFLINE:
         if n_requests is None:
             raise SimError("offline: give n_requests (every query is issued at t = 0)")
         _count(n_requests, None, 0.0)
-        t, rate = np.zeros(n_requests), 0.0
+        times, rate = np.zeros(n_requests), 0.0
     else:  # closed loop: times are decided by the simulation
         if n_requests is None:
             raise SimError(f"{kind.value}: give n_requests (a closed loop issues one query at a time)")
         _count(n_requests, None, 0.0)
-        t, rate = np.full(n_requests, np.nan), 0.0
-    n = len(t)
+        times, rate = np.full(n_requests, np.nan), 0.0
+    n = len(times)
     if n == 0:
         raise SimError("the workload produced no requests (duration too short for the rate?)")
     if kind == WorkloadKind.MULTI_STREAM:
-        size = np.full(n, w.samples_per_query, dtype=np.int64)
+        size = np.full(n, workload.samples_per_query, dtype=np.int64)
     else:
         size = sample_sizes(design.q_pmf, n, rngs[1])
-    length = sample_lengths(sc.workload.input_len, design.gpu.input_len, n, rngs[2]) if variable_length else None
-    return Arrivals(t=t, size=size, length=length, closed_loop=kind in CLOSED_LOOP, rate_rps=float(rate))
+    length = (sample_lengths(scenario.workload.input_len, design.gpu.input_len, n, rngs[2])
+              if variable_length else None)
+    return Arrivals(t=times, size=size, length=length, closed_loop=kind in CLOSED_LOOP, rate_rps=float(rate))
