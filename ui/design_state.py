@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
-from engine.analytic import Context, build_design, capacity, evaluate_design, mean_and_sla
+from engine.analytic import Context, Evaluation, build_design, capacity, evaluate_design
+from engine.report.build import LoadCurve, load_curve
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.session import get_book, get_store
@@ -22,20 +22,16 @@ def context() -> Context:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def evaluate_json(scenario_json: str, version: tuple) -> dict:
-    """Evaluation and a 40-point analytic latency-vs-load curve up to capacity, as plain data."""
+def evaluate_json(scenario_json: str, version: tuple) -> tuple[Evaluation, LoadCurve]:
+    """The Evaluation and the 40-point analytic latency-vs-load curve up to capacity."""
     ctx = context_at(version)
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
-    ev = evaluate_design(design, ctx)
-    cap = capacity(design)[0]
-    rates = list(np.linspace(cap / 40, cap * 0.995, 40))
-    pts = [mean_and_sla(design, r) for r in rates]
-    return {"evaluation": ev.model_dump(), "curve": {"rates": rates, "mean_ms": [p[0] * 1e3 for p in pts],
-                                                      "tail_ms": [p[1] * 1e3 for p in pts]}}
+    evaluation = evaluate_design(design, ctx)
+    return evaluation, load_curve(design, evaluation.sla.percentile)
 
 
-def evaluate_cached(scenario_json: str) -> dict:
+def evaluate_cached(scenario_json: str) -> tuple[Evaluation, LoadCurve]:
     return evaluate_json(scenario_json, get_store().version())
 
 

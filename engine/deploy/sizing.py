@@ -267,7 +267,7 @@ def size_type(scenario: Scenario, ctx: Context, sku: str, rate: float) -> TypeAn
         if host is None:
             continue
         design = build_design(_gpu_scenario(scenario, sku, layout, g, *host), ctx)
-        priced.append((k * cost_at(design, ctx, rate / k)["tco_usd"], host, k, g, layout, per_gpu))
+        priced.append((k * cost_at(design, ctx, rate / k).tco_usd, host, k, g, layout, per_gpu))
     if not priced:
         return TypeAnswer(sku=sku, status="no design", candidates=len(cands),
                           reason=f"the host stages cannot carry {rate:,.0f} req/s within the SLA even with "
@@ -295,8 +295,8 @@ def _answer(scenario: Scenario, ctx: Context, gpu, layout, servers: int, per_ser
         layout_label=_label(layout), host_cores=cores, host_cores_used=used, dpu_units=units, servers=servers,
         server_rate_rps=share, per_gpu_sla_rps=per_gpu, sla_bounded_rps=servers * sla_bounded_rate(design),
         capacity_rps=servers * cap, bottleneck=bottleneck, latency_at_rate_ms=q * 1e3,
-        tco_usd=servers * cost["tco_usd"], capex_usd=servers * cost["capex_usd"],
-        queries_per_usd=cost["queries_per_usd"], candidates=candidates, scenario=scenario_out)
+        tco_usd=servers * cost.tco_usd, capex_usd=servers * cost.capex_usd,
+        queries_per_usd=cost.queries_per_usd, candidates=candidates, scenario=scenario_out)
 
 
 def _multiset(layout) -> dict[str, int]:

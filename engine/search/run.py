@@ -45,10 +45,10 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
         e = evaluate_design(build_design(grid.scenario(index), ctx), ctx)
     except ValueError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return index, None, str(exc)
-    c = e.cost
-    return index, (e.capacity_rps, float(e.stable), e.latency_ms["p99"], e.sla["latency_at_rate_ms"],
-                   float(bool(e.sla["met"])), e.sla_bounded_rps, c["tco_usd"], c["capex_usd"], c["opex_usd"],
-                   c["queries_per_usd"], c["queries_per_joule"]), e.bottleneck
+    cost = e.cost
+    return index, (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
+                   float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
+                   cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
 def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
