@@ -81,7 +81,7 @@ class BatchingSummary(BaseModel):
 class SimulatedBatching(BatchingSummary):
     """The simulator's batching: BatchingSummary and its input-length buckets."""
 
-    bucket_width: Optional[float]  # None: no buckets
+    bucket_width: float  # input-length bucket width (0: no buckets)
     merge: bool  # whether neighbouring buckets merge
 
     LABELS: ClassVar[dict[str, str]] = {**BatchingSummary.LABELS, "bucket_width": "bucket width (items)",

@@ -135,7 +135,7 @@ def test_simulator_runs_an_fpga_scenario(ctx):
     assert r.stable and r.capacity_rps == pytest.approx(4 / t)
     assert r.throughput_rps == pytest.approx(rate, rel=0.03)
     assert r.utilization["fpga"] == pytest.approx(rate * t / 4, rel=0.03)  # utilisation law: lambda t / c
-    assert r.latency_ms["mean"] >= t * 1e3 * 0.95
+    assert r.latency_ms.mean >= t * 1e3 * 0.95
 
 
 def test_link_round_trip(ctx):

@@ -45,9 +45,8 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     rates = [cap * f for f in fractions]
     # one process: forking a Streamlit server (threads, sockets) is not safe
     runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=progress)
-    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's name for the SLA percentile
-    points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
-               "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
+    points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms.mean, "tail_ms": r.sla.latency_at_rate_ms,
+               "tail_ci_ms": r.ci.sla or 0.0, "stable": r.stable} for r in runs]
     hist: dict[int, int] = {}
     at = min(range(len(runs)), key=lambda i: abs(runs[i].rate_rps - design.scenario.workload.arrival.rate_rps))
     for b, c in runs[at].batch_size_histogram.items():

@@ -108,7 +108,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(f"  capacity {e.capacity_rps:,.0f} req/s, bottleneck {e.bottleneck}; "
           + ("stable" if e.stable else f"UNSTABLE: {e.unstable_reason}"))
     if e.stable:
-        print("  latency ms: " + ", ".join(f"{k} {v:.3f}" for k, v in lat.model_dump().items()))
+        print("  latency ms: " + ", ".join(f"{name} {value:.3f}" for name, value in lat.model_dump().items()))
     print(f"  SLA p{e.sla.percentile:g} <= {e.sla.latency_ms:g} ms: {'met' if e.sla.met else 'not met'}; "
           f"SLA-bounded throughput {e.sla_bounded_rps:,.0f} req/s")
     print("  utilisation (busy fraction): " + ", ".join(f"{k} {v:.2f}" for k, v in e.utilization.items()))

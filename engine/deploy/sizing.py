@@ -352,9 +352,8 @@ def _confirm(answer: TypeAnswer, ctx: Context, rate: float, n_requests: int, see
     design = build_design(sc, ctx)
     sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=answer.server_rate_rps, stats="numpy")
     p = sc.workload.sla.percentile
-    key = f"p{round(design.sla_percentile * 100, 4):g}"  # the simulator's own key for the SLA quantile
-    q = sim.latency_ms.get(key)
-    ci = sim.ci.get(key)
+    q = sim.sla.latency_at_rate_ms
+    ci = sim.ci.sla
     sla_ms = design.sla_s * 1e3
     met = bool(sim.stable and q is not None and math.isfinite(q) and q <= sla_ms)
     return Confirmation(sku=answer.sku, n_requests=sim.n_requests, seed=seed, percentile=p,

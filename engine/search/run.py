@@ -148,10 +148,10 @@ def _confirm(shared: tuple[DesignGrid, Context], job: tuple[int, float, int, int
     except SimError as e:
         return Confirmation(sim_p99_ms=None, sim_p99_ci_ms=None, relative_error=None, sim_meets_sla=None,
                             sim_violation_rate=None, note=f"not simulated: {e}", **common)
-    p99 = r.latency_ms["p99"]
+    p99 = r.latency_ms.p99
     err = (p99_ms - p99) / p99 if p99 > 0 and math.isfinite(p99) else None
-    return Confirmation(sim_p99_ms=p99, sim_p99_ci_ms=r.ci.get("p99"), relative_error=err,
-                        sim_meets_sla=bool(r.sla["met"]), sim_violation_rate=r.sla_violation_rate,
+    return Confirmation(sim_p99_ms=p99, sim_p99_ci_ms=r.ci.p99, relative_error=err,
+                        sim_meets_sla=r.sla.met, sim_violation_rate=r.sla_violation_rate,
                         note=None if r.stable else f"the simulated queue grows: {r.unstable_reason}", **common)
 
 

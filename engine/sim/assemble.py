@@ -8,7 +8,8 @@ import numpy as np
 
 from engine.sim import stats
 from engine.sim.hoststages import own_service_ratio
-from engine.sim.result import SimRecords, SimResult
+from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
+from engine.sim.result import LatencyHalfWidths, SimRecords, SimResult
 from engine.sim.workload import WorkloadKind, mlperf_bound_ms
 
 
@@ -67,8 +68,8 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     measured = slice(first, n)
     viol = float(np.mean(lat[measured] > design.sla_s))
     sla_key = f"p{round(design.sla_percentile * 100, 4):g}"
-    sla = {"latency_ms": design.sla_s * 1e3, "percentile": design.sla_percentile * 100,
-           "met": bool(latency[sla_key] <= design.sla_s * 1e3), "violation_rate": viol}
+    sla = SlaOutcome(latency_ms=design.sla_s * 1e3, percentile=design.sla_percentile * 100,
+                     met=bool(latency[sla_key] <= design.sla_s * 1e3), latency_at_rate_ms=latency[sla_key])
 
     util: dict[str, float] = {}
     breakdown: dict[str, float] = {}
@@ -92,18 +93,21 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
                                    "latency", "partition", (0.99,), engine)[1:]
     lat_p = {g: (mu, q[0]) for g, _, mu, q in by_part}
     plist, busy = [], []
-    for i, p in enumerate(parts):
-        sel = log.part == i
-        u = stats.overlap(log.start[sel], log.end[sel], t0, t1) / span
-        busy.append(u)
-        util[f"{design.accelerator}:{p.label}"] = u
-        bi = in_b & sel
-        plist.append({"label": p.label, "partition": p.name, "batch_max": plan.caps[i][0] if len(plan.caps[i]) == 1
-                      else plan.caps[i], "batches": int(bi.sum()), "requests": int(log.nreq[bi].sum()),
-                      "mean_batch_items": float(log.items[bi].mean()) if bi.any() else 0.0,
-                      "mean_service_ms": float((log.end[bi] - log.start[bi]).mean() * 1e3) if bi.any() else 0.0,
-                      "utilization": u, "latency_mean_ms": lat_p.get(i, (float("nan"),))[0] * 1e3,
-                      "latency_p99_ms": lat_p.get(i, (0, float("nan")))[1] * 1e3})
+    for index, part in enumerate(parts):
+        on_part = log.part == index
+        busy_fraction = stats.overlap(log.start[on_part], log.end[on_part], t0, t1) / span
+        busy.append(busy_fraction)
+        util[f"{design.accelerator}:{part.label}"] = busy_fraction
+        measured_batches = in_b & on_part
+        caps = plan.caps[index]
+        plist.append(SimulatedPartition(
+            label=part.label, partition=part.name, batch_max=caps[0] if len(caps) == 1 else caps,
+            batches=int(measured_batches.sum()), requests=int(log.nreq[measured_batches].sum()),
+            mean_batch_items=float(log.items[measured_batches].mean()) if measured_batches.any() else 0.0,
+            mean_service_ms=float((log.end[measured_batches] - log.start[measured_batches]).mean() * 1e3)
+            if measured_batches.any() else 0.0,
+            utilization=busy_fraction, latency_mean_ms=lat_p.get(index, (float("nan"),))[0] * 1e3,
+            latency_p99_ms=lat_p.get(index, (0, float("nan")))[1] * 1e3))
     util[design.accelerator] = float(np.mean(busy))
     hist = np.bincount(log.items[in_b]) if in_b.any() else np.zeros(1, dtype=int)
     histogram = {int(s): int(c) for s, c in enumerate(hist) if c}
@@ -113,13 +117,17 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
                                      capacity)
     mlperf = _mlperf(kind, sc.model, latency, throughput, stable, cols)
     series = stats.timeseries(cols, end_sorted, engine) if want_series else None
-    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.tq * 1e3,
-                "batch_max": [c[0] if len(c) == 1 else c for c in plan.caps], "bucket_width": plan.width,
-                "merge": plan.merge, "knee_rule": design.gpu.knee_rule}
+    batching = SimulatedBatching(policy=design.gpu.policy.value, time_queue_ms=plan.tq * 1e3,
+                                 batch_max=[caps[0] if len(caps) == 1 else caps for caps in plan.caps],
+                                 bucket_width=plan.width,
+                                 merge=plan.merge, knee_rule=design.gpu.knee_rule)
     return SimResult(
         name=sc.name, workload=kind.value, seed=seed, n_requests=n, n_measured=n - first, warmup_requests=first,
         sim_time_s=float(end.max()), rate_rps=arrivals.rate_rps, capacity_rps=capacity, stable=stable,
-        unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput, latency_ms=latency, ci=ci,
+        unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput,
+        latency_ms=LatencySummary(**{key: latency[key] for key in LatencySummary.model_fields}),
+        ci=LatencyHalfWidths(**{key: ci[key] for key in LatencySummary.model_fields}, sla=ci[sla_key],
+                             throughput_rps=ci.get("throughput_rps")),
         sla=sla, sla_violation_rate=viol, mean_in_system=mean_in_system, little=little, utilization=util,
         breakdown_ms=breakdown, batch_size_histogram=histogram, batching=batching, partitions=plist,
         mlperf=mlperf, timeseries=series, stats_engine=engine, wall_s=time.perf_counter() - t_start,

@@ -112,10 +112,10 @@ def compare(ctx, scenarios: list[dict], utils=UTILS, n_requests: int = 40_000, s
         for u, r, s in zip(utils, rates, sims):
             point = at_rate(design, r)
             a, a_mean = point.latency_s["p99"] * 1e3, point.latency_s["mean"] * 1e3
-            p99, mean = s.latency_ms["p99"], s.latency_ms["mean"]
+            p99, mean = s.latency_ms.p99, s.latency_ms.mean
             rows.append({"scenario": data["name"], "util": u, "rate_rps": r, "analytic_mean_ms": a_mean,
                          "sim_mean_ms": mean, "mean_error": (a_mean - mean) / mean if math.isfinite(a_mean) else math.inf,
-                         "analytic_p99_ms": a, "sim_p99_ms": p99, "sim_ci_ms": s.ci.get("p99"),
+                         "analytic_p99_ms": a, "sim_p99_ms": p99, "sim_ci_ms": s.ci.p99,
                          "error": (a - p99) / p99 if math.isfinite(a) else math.inf, "stable": s.stable})
     return pd.DataFrame(rows)
 

@@ -71,11 +71,11 @@ def adaptive(design, target: float, n_start: int = 20_000, max_requests: int = 2
     while True:
         rounds += 1
         res = simulate_design(design, n, **kw)
-        hw = res.ci.get("p99")
-        if (hw is not None and hw <= target * res.latency_ms["p99"]) or n >= max_requests:
+        hw = res.ci.p99
+        if (hw is not None and hw <= target * res.latency_ms.p99) or n >= max_requests:
             note = (f"adaptive length: {rounds} round(s), {n:,} requests, p99 half-width "
                     f"{(hw or float('nan')):.3g} ms (target {target:.1%} of p99)")
-            if n >= max_requests and not (hw is not None and hw <= target * res.latency_ms["p99"]):
+            if n >= max_requests and not (hw is not None and hw <= target * res.latency_ms.p99):
                 note += "; stopped at max_requests before reaching the target"
             return res.model_copy(update={"notes": res.notes + [note]}), rounds
         n = min(2 * n, max_requests)
