@@ -112,9 +112,10 @@ class AnalyticPartition(PartitionOutcome):
     batch: float
     service_ms: float
 
-    LABELS: ClassVar[dict[str, str]] = {
-        **PartitionOutcome.LABELS, "provenance": "profile provenance", "knee_batch": "knee batch",
-        "time_knee_ms": "time at the knee (ms)", "batch": "batch at the rate", "service_ms": "service time (ms)"}
+    LABELS: ClassVar[dict[str, str]] = {  # in the order the Design page and the report show the columns
+        "label": "label", "partition": "partition", "provenance": "profile provenance", "batch_max": "Batch_max",
+        "knee_batch": "knee batch", "time_knee_ms": "time at the knee (ms)", "batch": "batch at the rate",
+        "service_ms": "service time (ms)", "utilization": "busy fraction"}
 
 
 class SimulatedPartition(PartitionOutcome):

@@ -9,6 +9,7 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
                                   utilization_bar)
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
+from engine.results import AnalyticPartition
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
 from engine.io.urlstate import decode, encode
@@ -239,7 +240,8 @@ st.plotly_chart(host_cpu_bar(ev.host_cpu.cores, ev.host_cpu.free), key="d_cpu")
 st.subheader("Batching")
 st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:.3f} ms; Batch_max per "
            f"partition from the {ev.batching.knee_rule} knee unless set.")
-st.dataframe([part.model_dump() for part in ev.partitions], hide_index=True, key="d_parts")
+st.dataframe([part.model_dump() for part in ev.partitions], hide_index=True, key="d_parts",
+             column_order=list(AnalyticPartition.LABELS))
 with st.expander("Notes and the scenario JSON"):
     for note in ev.notes:
         st.markdown(f"- {md(note)}")

@@ -41,7 +41,8 @@ def result_bars(c: Comparison) -> go.Figure:
     for i, name in enumerate(c.names):
         for j, (field, label) in enumerate(zip(BARS, labels)):
             value = getattr(c.results[i], field)
-            fig.add_trace(go.Bar(x=[name], y=[value if value is not None and math.isfinite(value) else None], name=name, legendgroup=name,
+            shown = value if value is not None and math.isfinite(value) else None
+            fig.add_trace(go.Bar(x=[name], y=[shown], name=name, legendgroup=name,
                                  showlegend=j == 0, marker_color=PALETTE[i % len(PALETTE)],
                                  hovertemplate=f"{name}<br>{label}: %{{y:,.4g}}<extra></extra>"),
                           row=1, col=j + 1)
