@@ -46,7 +46,7 @@ def coverage(ctx, servers: int, rho: float, seeds: int = 20, n_requests: int = 2
     for seed in range(seeds):
         r = simulate_design(design, n_requests, seed=seed, rate=rho * servers / (MEAN_MS / 1e3), ctx=ctx,
                             service=service, stats="numpy")
-        p99, hw = r.latency_ms["p99"], r.ci["p99"]
+        p99, hw = r.latency_ms.p99, r.ci.p99
         held += abs(p99 - exact) <= hw
         p99s.append(p99)
         widths.append(hw)

@@ -144,8 +144,8 @@ def main() -> int:
         print(f"\n{'':32} {'wall s':>8} {'requests/s':>12} {'mean ms':>9} {'p99 ms':>9}")
         print(f"{'(a) idiomatic, process/request':32} {t_a:>8.2f} {n / t_a:>12,.0f} {lat_a.mean():>9.3f} "
               f"{np.quantile(lat_a, 0.99):>9.3f}")
-        print(f"{'(b) engine.sim, whole run':32} {t_b:>8.2f} {n / t_b:>12,.0f} {res.latency_ms['mean']:>9.3f} "
-              f"{res.latency_ms['p99']:>9.3f}")
+        print(f"{'(b) engine.sim, whole run':32} {t_b:>8.2f} {n / t_b:>12,.0f} {res.latency_ms.mean:>9.3f} "
+              f"{res.latency_ms.p99:>9.3f}")
         print(f"{'    of which the simpy GPU side':32} {t_core:>8.2f} {n / t_core:>12,.0f}")
         print(f"ratio (b)/(a): {t_a / t_b:.1f}x (goal >= 5x)")
 
@@ -160,7 +160,7 @@ def main() -> int:
         curve = sweep(design, rates, args.curve_requests, seed=3, ctx=ctx)
         t_curve = time.perf_counter() - t
         print(f"20-point latency-vs-load curve, {args.curve_requests:,} requests per point: {t_curve:.2f} s "
-              f"(goal about 2 s); p99 from {curve[0].latency_ms['p99']:.1f} to {curve[-1].latency_ms['p99']:.1f} ms")
+              f"(goal about 2 s); p99 from {curve[0].latency_ms.p99:.1f} to {curve[-1].latency_ms.p99:.1f} ms")
     return 0
 
 

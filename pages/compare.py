@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from engine.studies.compare import RESULTS
+from engine.studies.compare import RESULTS, DesignOutcome
 from engine.charts.compare import overlaid_curves, result_bars
 from engine.errors import KneepointError
 from engine.scenario import ScenarioError, load_scenario
@@ -115,8 +115,9 @@ sim = held[1] if held and held[0] == sim_key else None
 SIM_ROW = "SLA-bounded throughput, simulated (req/s)"
 rows = {}
 for i, name in enumerate(cmp.names):
-    r, d = cmp.results[i], cmp.deltas[i]
-    rows[name] = {k: _cell(r[k], d.get(k), i == cmp.baseline) for k in [*RESULTS, "bottleneck", "meets SLA"]}
+    outcome, delta = cmp.results[i], cmp.deltas[i]
+    rows[name] = {DesignOutcome.LABELS[field]: _cell(getattr(outcome, field), delta.get(field), i == cmp.baseline)
+                  for field in [*RESULTS, "bottleneck", "meets_sla"]}
     if sim:
         base_sim = sim[cmp.baseline].bounded_rps
         rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
@@ -124,8 +125,8 @@ for i, name in enumerate(cmp.names):
 st.table(pd.DataFrame(rows))
 st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at "
            f"each design's SLA percentile and offered load; every design's cost is priced at {md(cmp.cost_basis)}"
-           + "".join(f"; {md(n)}: no queries per USD ({md(r['no cost value'])})"
-                     for n, r in zip(cmp.names, cmp.results) if r["no cost value"]) + "."
+           + "".join(f"; {md(name)}: no queries per USD ({md(outcome.no_cost_value)})"
+                     for name, outcome in zip(cmp.names, cmp.results) if outcome.no_cost_value) + "."
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")

@@ -9,6 +9,7 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
                                   utilization_bar)
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
+from engine.results import AnalyticPartition
 from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
                              load_scenario)
 from engine.io.urlstate import decode, encode
@@ -167,26 +168,26 @@ try:
 except KneepointError as e:  # ProfileError and the stage models' errors: the design is valid but has no answer
     st.error(f"This design cannot be evaluated: {md(e)}")
     st.stop()
-ev, curve = result["evaluation"], result["curve"]
-pct = ev["sla"]["percentile"]
+ev, curve = result
+pct = ev.sla.percentile
 
 m = st.columns(3) + st.columns(3)
-m[0].metric("SLA-bounded throughput", f"{ev['sla_bounded_rps']:,.0f} req/s",
-            help=f"largest load whose p{pct:g} latency meets {ev['sla']['latency_ms']:g} ms")
-m[1].metric("Capacity", f"{ev['capacity_rps']:,.0f} req/s", help="throughput at which the bottleneck saturates")
-m[2].metric(f"p{pct:g} at offered load", f"{ev['sla']['latency_at_rate_ms']:,.2f} ms" if ev["stable"] else "unstable")
-m[3].metric("Bottleneck", ev["bottleneck"])
-m[4].metric(f"TCO ({ev['cost']['years']:g} years)", f"${ev['cost']['tco_usd']:,.0f}")
-qpd = ev["cost"]["queries_per_usd"]
+m[0].metric("SLA-bounded throughput", f"{ev.sla_bounded_rps:,.0f} req/s",
+            help=f"largest load whose p{pct:g} latency meets {ev.sla.latency_ms:g} ms")
+m[1].metric("Capacity", f"{ev.capacity_rps:,.0f} req/s", help="throughput at which the bottleneck saturates")
+m[2].metric(f"p{pct:g} at offered load", f"{ev.sla.latency_at_rate_ms:,.2f} ms" if ev.stable else "unstable")
+m[3].metric("Bottleneck", ev.bottleneck)
+m[4].metric(f"TCO ({ev.cost.years:g} years)", f"${ev.cost.tco_usd:,.0f}")
+qpd = ev.cost.queries_per_usd
 m[5].metric("Queries per dollar", "—" if qpd is None else f"{qpd:,.0f}",
-            help=f"at {ev['cost_basis']} over the cost period"
-            + (f"; none: {ev['cost_no_value_reason']}" if ev["cost_no_value_reason"] else ""))
-if not ev["stable"]:
-    st.error(f"Unstable at the offered load: {md(ev['unstable_reason'])}. Lower the load or add capacity.")
-elif not ev["sla"]["met"]:
-    st.warning(f"The p{pct:g} latency at the offered load misses the {ev['sla']['latency_ms']:g} ms SLA.")
+            help=f"at {ev.cost_basis} over the cost period"
+            + (f"; none: {ev.cost_no_value_reason}" if ev.cost_no_value_reason else ""))
+if not ev.stable:
+    st.error(f"Unstable at the offered load: {md(ev.unstable_reason)}. Lower the load or add capacity.")
+elif not ev.sla.met:
+    st.warning(f"The p{pct:g} latency at the offered load misses the {ev.sla.latency_ms:g} ms SLA.")
 else:
-    st.success(f"Meets the p{pct:g} {ev['sla']['latency_ms']:g} ms SLA at {ev['rate_rps']:,.0f} req/s.")
+    st.success(f"Meets the p{pct:g} {ev.sla.latency_ms:g} ms SLA at {ev.rate_rps:,.0f} req/s.")
 
 layouts = []
 for g in range(scenario.gpu.count if scenario.gpu is not None else 0):
@@ -212,9 +213,9 @@ if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event
         st.error(f"The simulation could not run: {md(e)}")
 held = st.session_state.get("d_sim_result")
 sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
-st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],
-                                ev["rate_rps"], sim=sim["points"] if sim else None), key="d_curve")
-st.caption(f"Analytic mean and p{pct:g} latency from {curve['rates'][0]:,.0f} req/s up to capacity; the dashed "
+st.plotly_chart(latency_vs_load(curve.rates_rps, curve.mean_ms, curve.tail_ms, pct, ev.sla.latency_ms,
+                                ev.rate_rps, sim=sim["points"] if sim else None), key="d_curve")
+st.caption(f"Analytic mean and p{pct:g} latency from {curve.rates_rps[0]:,.0f} req/s up to capacity; the dashed "
            "line is the SLA, the dotted one the offered load."
            + (f" Diamonds: simulated ({sim['requests']:,} requests per point, seed {sim['seed']}; bars are 95% "
               "confidence half-widths)." if sim else ""))
@@ -227,23 +228,22 @@ if sim:
 c = st.columns(2)
 with c[0]:
     st.subheader("Where the time goes")
-    st.plotly_chart(breakdown_bar(ev["breakdown_ms"]), key="d_breakdown")
+    st.plotly_chart(breakdown_bar(ev.breakdown_ms), key="d_breakdown")
 with c[1]:
     st.subheader("Utilisation")
-    st.plotly_chart(utilization_bar(ev["utilization"]), key="d_util")
+    st.plotly_chart(utilization_bar(ev.utilization), key="d_util")
     st.caption("Busy fraction, as the simulator reports it. Stages: offered load over capacity. Partitions "
                "('gpu:'): busy fraction at the batch size the load produces, so a partition can be busy while the "
                "GPU still has headroom in larger batches; the accelerator: the mean of its partitions.")
-cores = {k.replace(" (cores)", ""): v for k, v in ev["host_cpu"].items()
-         if k.endswith("(cores)") and not k.startswith(("used", "free", "reserved"))}
 st.subheader("Host CPU")
-st.plotly_chart(host_cpu_bar(cores, ev["host_cpu"]["free for serving (cores)"]), key="d_cpu")
+st.plotly_chart(host_cpu_bar(ev.host_cpu.cores, ev.host_cpu.free), key="d_cpu")
 st.subheader("Batching")
-st.caption(f"Policy {ev['batching']['policy']}; Time_queue {ev['batching']['time_queue_ms']:.3f} ms; Batch_max per "
-           f"partition from the {ev['batching']['knee_rule']} knee unless set.")
-st.dataframe(ev["partitions"], hide_index=True, key="d_parts")
+st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:.3f} ms; Batch_max per "
+           f"partition from the {ev.batching.knee_rule} knee unless set.")
+st.dataframe([part.model_dump() for part in ev.partitions], hide_index=True, key="d_parts",
+             column_order=list(AnalyticPartition.LABELS))
 with st.expander("Notes and the scenario JSON"):
-    for note in ev["notes"]:
+    for note in ev.notes:
         st.markdown(f"- {md(note)}")
     st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")
 

@@ -97,16 +97,16 @@ def test_sla_bounded_rate_meets_sla_and_is_maximal(ctx):
 def test_evaluation_keys_and_units(ctx):
     e = evaluate(scenario(ctx, workload={"arrival": {"rate_rps": 3000}}), ctx)
     assert e.stable and e.bottleneck in e.stage_capacity_rps
-    assert set(e.latency_ms) == {"mean", "p50", "p95", "p99"}
-    assert e.latency_ms["mean"] == pytest.approx(sum(e.breakdown_ms.values()))
-    assert e.cost["tco_usd"] == pytest.approx(e.cost["capex_usd"] + e.cost["opex_usd"])
-    assert e.cost["queries_per_usd"] > 0 and e.host_cpu["used (cores)"] >= 0
-    assert len(e.partitions) == 2 and all(p["batch_max"] >= 1 for p in e.partitions)
+    assert set(e.latency_ms.model_dump()) == {"mean", "p50", "p95", "p99"}
+    assert e.latency_ms.mean == pytest.approx(sum(e.breakdown_ms.values()))
+    assert e.cost.tco_usd == pytest.approx(e.cost.capex_usd + e.cost.opex_usd)
+    assert e.cost.queries_per_usd > 0 and e.host_cpu.used >= 0
+    assert len(e.partitions) == 2 and all(part.batch_max >= 1 for part in e.partitions)
 
 
 def test_overloaded_design_is_reported_unstable(ctx):
     e = evaluate(scenario(ctx, workload={"arrival": {"rate_rps": 1e6}}), ctx)
-    assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms["p99"])
+    assert not e.stable and "utilisation >= 1" in e.unstable_reason and math.isinf(e.latency_ms.p99)
 
 
 def test_load_curve_is_mean_and_sla_on_the_sweep_grid(ctx):

@@ -24,19 +24,19 @@ def test_results_are_the_evaluations_and_deltas_are_relative(ctx):
     c = compare(scs, ctx, baseline=1)
     for s, r in zip(scs, c.results):
         ev = evaluate(s, ctx)
-        assert r["capacity (req/s)"] == ev.capacity_rps and r["TCO (USD)"] == ev.cost["tco_usd"]
+        assert r.capacity_rps == ev.capacity_rps and r.tco_usd == ev.cost.tco_usd
     base = c.results[1]
     for r, d in zip(c.results, c.deltas):
-        for k in RESULTS:
-            if d[k] is not None:
-                assert math.isclose(d[k], (r[k] - base[k]) / abs(base[k]))
+        for field in RESULTS:
+            if d[field] is not None:
+                assert math.isclose(d[field], (getattr(r, field) - getattr(base, field)) / abs(getattr(base, field)))
     assert all(v in (0.0, None) for v in c.deltas[1].values())
 
 
 def test_curves_rise_to_capacity(ctx):
     c = compare(_scs(ctx), ctx)
     for cur, r in zip(c.curves, c.results):
-        assert cur.rates_rps[-1] < r["capacity (req/s)"]
+        assert cur.rates_rps[-1] < r.capacity_rps
         finite = [t for t in cur.tail_ms if math.isfinite(t)]
         assert finite[-1] >= finite[0]
 

@@ -83,7 +83,7 @@ def test_capacity_is_threads_over_per_request_time(ctx, boards, acc, threads, sp
     assert e.stage_capacity_rps["fpga"] == pytest.approx(c / t, rel=1e-9)
     assert e.bottleneck == "fpga" and e.capacity_rps == pytest.approx(c / t, rel=1e-9)
     assert e.utilization["fpga"] == pytest.approx(0.5, rel=1e-6)
-    assert e.latency_ms["mean"] >= t * 1e3  # never faster than the thread's own time
+    assert e.latency_ms.mean >= t * 1e3  # never faster than the thread's own time
     table = fpga_tenancy_table(ms, sparsity, boards=boards, accelerators_per_board=acc, threads=[threads])
     assert table.throughput_rps.iloc[0] == pytest.approx(e.capacity_rps)
 
@@ -101,19 +101,19 @@ def test_model_threads_and_query_size_scale_capacity(ctx, n, q):
 
 def test_batching_policy_is_noted_not_applied(ctx):
     e = evaluate(fpga(ctx, batching={"policy": "preba"}), ctx)
-    assert e.batching["policy"] == "none" and e.batching["time_queue_ms"] == 0
+    assert e.batching.policy == "none" and e.batching.time_queue_ms == 0
     assert any("does not apply on FPGA threads" in n for n in e.notes)
     assert any("slowdown for 6 threads" in n for n in e.notes)
 
 
 def test_cost_counts_fpga_boards_not_gpus(ctx):
     e = evaluate(fpga(ctx, {"boards": 2}), ctx)
-    assert e.cost["capex:fpgas"] == 2 * FPGA_BOARD_PRICE_USD and e.cost["capex:gpus"] == 0
+    assert e.cost.capex_breakdown_usd["fpgas"] == 2 * FPGA_BOARD_PRICE_USD and e.cost.capex_breakdown_usd["gpus"] == 0
     priced = evaluate(fpga(ctx, {"boards": 2}, cost={"fpga_price_usd": 1000}), ctx)
-    assert priced.cost["capex:fpgas"] == 2000
-    assert priced.cost["capex_usd"] == pytest.approx(e.cost["capex_usd"] - 2 * (FPGA_BOARD_PRICE_USD - 1000))
+    assert priced.cost.capex_breakdown_usd["fpgas"] == 2000
+    assert priced.cost.capex_usd == pytest.approx(e.cost.capex_usd - 2 * (FPGA_BOARD_PRICE_USD - 1000))
     gpu = evaluate(load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}, ctx.book), ctx)
-    assert "capex:fpgas" not in gpu.cost  # GPU results keep their keys
+    assert "fpgas" not in gpu.cost.capex_breakdown_usd  # GPU results keep their keys
 
 
 def test_spin_completion_can_bind_before_the_threads(ctx):
@@ -135,7 +135,7 @@ def test_simulator_runs_an_fpga_scenario(ctx):
     assert r.stable and r.capacity_rps == pytest.approx(4 / t)
     assert r.throughput_rps == pytest.approx(rate, rel=0.03)
     assert r.utilization["fpga"] == pytest.approx(rate * t / 4, rel=0.03)  # utilisation law: lambda t / c
-    assert r.latency_ms["mean"] >= t * 1e3 * 0.95
+    assert r.latency_ms.mean >= t * 1e3 * 0.95
 
 
 def test_link_round_trip(ctx):

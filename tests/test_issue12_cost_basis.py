@@ -25,9 +25,9 @@ def test_a_design_meeting_no_sla_has_no_queries_per_dollar(ctx, preba):
     # before: "SLA-bounded throughput 0 req/s" next to "13.7 M queries per dollar" priced at the offered load
     ev = evaluate(preba[0], ctx)
     assert ev.sla_bounded_rps == 0
-    assert ev.cost["queries_per_usd"] is None and ev.cost["queries_per_joule"] is None
+    assert ev.cost.queries_per_usd is None and ev.cost.queries_per_joule is None
     assert ev.cost_no_value_reason == "no load meets the SLA" and ev.cost_basis == "the SLA-bounded throughput"
-    assert ev.cost["tco_usd"] > 0  # the hardware still costs money
+    assert ev.cost.tco_usd > 0  # the hardware still costs money
     assert "cost priced at the SLA-bounded throughput: no queries per USD or per joule (no load meets the SLA)" \
         in ev.notes  # named in reports too (they list the notes)
 
@@ -36,18 +36,18 @@ def test_compare_prices_every_design_on_one_basis(ctx, preba):
     c = compare(preba, ctx)
     assert c.cost_basis == "the SLA-bounded throughput"
     cpu, dpu = c.results[0], c.results[1]
-    assert cpu["queries per USD"] is None and cpu["no cost value"] == "no load meets the SLA"
-    assert c.deltas[1]["queries per USD"] is None or c.baseline != 0  # no ratio against a design with no value
+    assert cpu.queries_per_usd is None and cpu.no_cost_value == "no load meets the SLA"
+    assert c.deltas[1]["queries_per_usd"] is None or c.baseline != 0  # no ratio against a design with no value
     ev = evaluate(preba[1], ctx)
-    seconds = ev.cost["years"] * 8760 * 3600
-    assert dpu["queries per USD"] == pytest.approx(ev.sla_bounded_rps * seconds / ev.cost["tco_usd"])
+    seconds = ev.cost.years * 8760 * 3600
+    assert dpu.queries_per_usd == pytest.approx(ev.sla_bounded_rps * seconds / ev.cost.tco_usd)
 
 
 def test_capacity_basis_is_preba_like_for_like(ctx, preba):
     # PREBA 6.3: DPU vs CPU cost-efficiency 1.86x, each at its throughput (capacity); before, mixing the offered
     # load for one design and the SLA-bounded rate for the other gave 2.98x
     c = compare(preba, ctx, cost_basis="capacity")
-    ratio = c.results[1]["queries per USD"] / c.results[0]["queries per USD"]
+    ratio = c.results[1].queries_per_usd / c.results[0].queries_per_usd
     assert 1.7 < ratio < 2.1 and "capacity" in c.cost_basis
     with pytest.raises(CompareError, match="cost basis"):
         compare(preba, ctx, cost_basis="whatever")

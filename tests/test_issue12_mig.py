@@ -73,7 +73,7 @@ def test_seven_1g_slices_stay_below_the_whole_gpu_at_their_best_batches(ctx, mod
     assert any(n.startswith("at the batch each can best use under the SLA") for n in
                evaluate(seven_1g(model), ctx).notes)
     assert check.whole.batch > evaluate({"model": model, "gpu": {"sku": SKU}, "preprocessing": {"device": "none"}},
-                                        ctx).partitions[0]["batch_max"]  # the knee is not a throughput cap
+                                        ctx).partitions[0].batch_max  # the knee is not a throughput cap
 
 
 def _partition(gpu, label, mean_ms):

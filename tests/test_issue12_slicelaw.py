@@ -54,6 +54,6 @@ def test_a_partition_is_labelled_extrapolated_only_when_its_batches_are(store):
     ctx = Context.from_store(store)
     base = {"model": "bert-large", "gpu": {"sku": SKU, "layout": ["1g.10gb"] * 7}, "preprocessing": {"device": "none"}}
     at_knee = evaluate(base, ctx).partitions[0]
-    assert at_knee["batch_max"] == 1 and at_knee["provenance"] == "derived"
+    assert at_knee.batch_max == 1 and at_knee.provenance == "derived"
     big = evaluate({**base, "batching": {"policy": "fixed", "max_batch": 4}}, ctx).partitions[0]
-    assert big["batch_max"] == 4 and big["provenance"] == "derived-extrapolated"
+    assert big.batch_max == 4 and big.provenance == "derived-extrapolated"

@@ -94,7 +94,7 @@ def test_rpc_component_overrides(book, store):
     ctx = Context.from_store(store)
     slow = evaluate({**base, "rpc": {"components": {"base_rtt_us": 500}}}, ctx)
     fast = evaluate(base, ctx)
-    assert slow.latency_ms["mean"] > fast.latency_ms["mean"] + 0.4  # the RTT override reaches the latency
+    assert slow.latency_ms.mean > fast.latency_ms.mean + 0.4  # the RTT override reaches the latency
 
 
 def test_query_size_table_is_normalised_and_checked(store):

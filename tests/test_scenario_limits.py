@@ -248,4 +248,4 @@ def test_valid_extremes_evaluate_to_finite_numbers(ctx, name):
         del data["gpu"]
     e = evaluate_design(build_design(load_scenario(data, ctx.book), ctx), ctx)
     assert math.isfinite(e.capacity_rps) and math.isfinite(e.sla_bounded_rps)
-    assert math.isfinite(e.cost["tco_usd"]) and e.cost["tco_usd"] > 0
+    assert math.isfinite(e.cost.tco_usd) and e.cost.tco_usd > 0

@@ -94,8 +94,8 @@ def test_candidates_carry_a_scenario_that_reproduces_their_numbers(result, ctx):
     c = result.candidate(result.best_throughput)
     e = evaluate(c.scenario_json, ctx)
     assert e.sla_bounded_rps == pytest.approx(c.row.sla_bounded_rps)
-    assert e.cost["tco_usd"] == pytest.approx(c.row.tco_usd)
-    assert e.latency_ms["p99"] == pytest.approx(c.row.p99_ms)
+    assert e.cost.tco_usd == pytest.approx(c.row.tco_usd)
+    assert e.latency_ms.p99 == pytest.approx(c.row.p99_ms)
 
 
 def test_the_simulator_confirms_the_top_candidates(result):

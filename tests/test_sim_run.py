@@ -51,22 +51,23 @@ def test_same_seed_same_result(ctx, design, rate):
 def test_different_seeds_agree_within_their_confidence_intervals(ctx, design, rate):
     a = simulate_design(design, 30_000, seed=1, rate=rate, ctx=ctx)
     b = simulate_design(design, 30_000, seed=2, rate=rate, ctx=ctx)
-    assert a.latency_ms["p99"] != b.latency_ms["p99"]
-    for k in ("mean", "p50", "p99"):
-        hw = math.hypot(a.ci[k], b.ci[k])
-        assert abs(a.latency_ms[k] - b.latency_ms[k]) <= hw, (k, a.latency_ms[k], b.latency_ms[k], hw)
+    assert a.latency_ms.p99 != b.latency_ms.p99
+    for field in ("mean", "p50", "p99"):
+        hw = math.hypot(getattr(a.ci, field), getattr(b.ci, field))
+        first, second = getattr(a.latency_ms, field), getattr(b.latency_ms, field)
+        assert abs(first - second) <= hw, (field, first, second, hw)
 
 
 def test_result_fields(ctx, design, rate):
     r = simulate_design(design, 10_000, seed=3, rate=rate, ctx=ctx)
-    assert set(r.latency_ms) >= {"mean", "p50", "p95", "p99"}
+    assert set(r.latency_ms.model_dump()) == {"mean", "p50", "p95", "p99"}
     assert r.stable and r.unstable_reason is None
     assert r.throughput_rps == pytest.approx(rate, rel=0.05)
     assert r.little["rel_error"] < 0.02
-    assert 0 <= r.sla_violation_rate <= 1 and r.sla["violation_rate"] == r.sla_violation_rate
+    assert 0 <= r.sla_violation_rate <= 1 and r.sla.met == (r.sla.latency_at_rate_ms <= r.sla.latency_ms)
     assert {f"gpu:{p.label}" for p in design.gpu.partitions} <= set(r.utilization)
     assert r.utilization["host_cpu"] == pytest.approx(rate / design.host_stages[0].capacity_rps, rel=0.1)
-    assert sum(r.batch_size_histogram.values()) == sum(p["batches"] for p in r.partitions)
+    assert sum(r.batch_size_histogram.values()) == sum(part.batches for part in r.partitions)
     assert set(r.breakdown_ms) >= {"host_cpu_wait", "host_cpu", "batching_wait", "gpu_queue", "gpu_service"}
     rec = r.records
     assert len(rec) == 10_000 and rec.measured_from == 1000
@@ -79,9 +80,8 @@ def test_result_fields(ctx, design, rate):
 def test_duckdb_and_numpy_percentiles_agree(ctx, design, rate):
     a = simulate_design(design, 5000, seed=3, rate=rate, ctx=ctx, stats="duckdb")
     b = simulate_design(design, 5000, seed=3, rate=rate, ctx=ctx, stats="numpy")
-    for k, v in a.latency_ms.items():
-        assert b.latency_ms[k] == pytest.approx(v, rel=1e-9)
-    assert a.ci["p99"] == pytest.approx(b.ci["p99"], rel=1e-9)
+    assert b.latency_ms.model_dump() == pytest.approx(a.latency_ms.model_dump(), rel=1e-9)
+    assert a.ci.p99 == pytest.approx(b.ci.p99, rel=1e-9)
 
 
 def test_overload_is_judged_from_the_run_and_reports_growth(ctx, design):
@@ -98,7 +98,7 @@ def test_mlperf_server_pass_fail(ctx):
     d = make(ctx, preprocessing={"device": "none"}, rpc={"preset": "local"}, batching={"policy": "none"})
     cap = capacity(d)[0]
     low = simulate_design(d, 5000, seed=1, rate=0.2 * cap, ctx=ctx, workload=SimWorkload(kind="mlperf-server"))
-    assert low.mlperf["bound_ms"] == 15.0 and low.mlperf["passed"] == (low.latency_ms["p99"] <= 15.0)
+    assert low.mlperf["bound_ms"] == 15.0 and low.mlperf["passed"] == (low.latency_ms.p99 <= 15.0)
     high = simulate_design(d, 5000, seed=1, rate=1.2 * cap, ctx=ctx, workload=SimWorkload(kind="mlperf-server"))
     assert high.mlperf["passed"] is False
 
@@ -174,7 +174,7 @@ def test_preba_on_audio_uses_length_buckets(ctx):
                         "workload": {"input_len": {"kind": "uniform", "low": 2, "high": 16.7}}}, ctx.book)
     d = build_design(sc, ctx)
     r = simulate_design(d, 6000, seed=1, rate=0.7 * capacity(d)[0], ctx=ctx)
-    assert r.batching["bucket_width"] == 2.5 and len(r.batching["batch_max"][0]) == 7
+    assert r.batching.bucket_width == 2.5 and len(r.batching.batch_max[0]) == 7
     rec = r.records
     # a batch is priced at its longest input: batches holding long inputs take longer at the same size
     long_b = rec["length"] > 12
@@ -193,7 +193,7 @@ def test_sweep_in_parallel_equals_serial_runs(ctx, design):
 
 def test_adaptive_length_doubles_until_the_target(ctx, design, rate):
     r, rounds = adaptive(design, 0.05, n_start=2000, max_requests=64_000, seed=1, rate=rate, ctx=ctx)
-    assert r.ci["p99"] <= 0.05 * r.latency_ms["p99"] or r.n_requests == 64_000
+    assert r.ci.p99 <= 0.05 * r.latency_ms.p99 or r.n_requests == 64_000
     assert rounds >= 1 and "adaptive length" in r.notes[-1]
 
 
@@ -265,6 +265,6 @@ def test_synthetic_service_and_workload_come_from_the_scenario_json(store):
                 "service": {"kind": "exponential", "mean_ms": 1.0, "host": "none"}}
     r = simulate(scenario, 60_000, seed=3, ctx=ctx)
     wq = mmc_wait_mean(700, 1000, 1) * 1e3  # ms
-    assert r.latency_ms["mean"] == pytest.approx(wq + 1.0, rel=0.06)
+    assert r.latency_ms.mean == pytest.approx(wq + 1.0, rel=0.06)
     offline = simulate({**scenario, "workload": {"arrival": {"kind": "offline"}}}, 2_000, seed=3, ctx=ctx)
     assert offline.workload == "offline"

@@ -178,9 +178,9 @@ def test_rpc_overrides_stay_on_the_designs_own_path(ctx):
 
 def test_cost_matches_the_design_evaluation(ctx, cost):
     ev = evaluate(served(ctx), ctx)
-    assert cost.result.tco_usd == pytest.approx(ev.cost["tco_usd"], rel=1e-12)
-    assert cost.result.queries_per_usd == pytest.approx(ev.cost["queries_per_usd"], rel=1e-12)
-    assert cost.throughput_rps == pytest.approx(ev.cost["throughput_rps"])
+    assert cost.result.tco_usd == pytest.approx(ev.cost.tco_usd, rel=1e-12)
+    assert cost.result.queries_per_usd == pytest.approx(ev.cost.queries_per_usd, rel=1e-12)
+    assert cost.throughput_rps == pytest.approx(ev.cost.throughput_rps)
     assert cost.priced_utilization == pytest.approx(cost.throughput_rps / cost.capacity_rps)
     assert set(cost.defaults) >= {"gpu_price_usd", "server_price_usd", "usd_per_kwh"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.analytic import Context, build_design, capacity, evaluate_design, load_curve
-from engine.profiles.tails import percentile_key
+from engine.analytic import Context, Evaluation, build_design, capacity, evaluate_design
+from engine.report.build import LoadCurve, load_curve
 from engine.scenario import load_scenario
 from ui.compute import run_with_progress
 from ui.session import get_book, get_store
@@ -22,19 +22,16 @@ def context() -> Context:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def evaluate_json(scenario_json: str, version: tuple) -> dict:
-    """Evaluation and a 40-point analytic latency-vs-load curve up to capacity, as plain data."""
+def evaluate_json(scenario_json: str, version: tuple) -> tuple[Evaluation, LoadCurve]:
+    """The Evaluation and the 40-point analytic latency-vs-load curve up to capacity."""
     ctx = context_at(version)
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
-    ev = evaluate_design(design, ctx)
-    points = load_curve(design, 40)
-    return {"evaluation": ev.model_dump(), "curve": {"rates": [rate for rate, _, _ in points],
-                                                      "mean_ms": [mean * 1e3 for _, mean, _ in points],
-                                                      "tail_ms": [tail * 1e3 for _, _, tail in points]}}
+    evaluation = evaluate_design(design, ctx)
+    return evaluation, load_curve(design, evaluation.sla.percentile)
 
 
-def evaluate_cached(scenario_json: str) -> dict:
+def evaluate_cached(scenario_json: str) -> tuple[Evaluation, LoadCurve]:
     return evaluate_json(scenario_json, get_store().version())
 
 
@@ -48,9 +45,8 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     rates = [cap * f for f in fractions]
     # one process: forking a Streamlit server (threads, sockets) is not safe
     runs = sweep(design, rates, n_requests, seed=seed, ctx=ctx, workers=1, progress=progress)
-    key = percentile_key(design.sla_percentile)  # the simulator's name for the SLA percentile
-    points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms["mean"], "tail_ms": r.latency_ms[key],
-               "tail_ci_ms": r.ci.get(key) or 0.0, "stable": r.stable} for r in runs]
+    points = [{"rate_rps": r.rate_rps, "mean_ms": r.latency_ms.mean, "tail_ms": r.sla.latency_at_rate_ms,
+               "tail_ci_ms": r.ci.sla or 0.0, "stable": r.stable} for r in runs]
     hist: dict[int, int] = {}
     at = min(range(len(runs)), key=lambda i: abs(runs[i].rate_rps - design.scenario.workload.arrival.rate_rps))
     for b, c in runs[at].batch_size_histogram.items():

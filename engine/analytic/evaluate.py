@@ -17,6 +17,7 @@ from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fp
 from engine.errors import KneepointError
 from engine.fpga.model import board
 from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
+from engine.results import AnalyticPartition, BatchingSummary, CostSummary, HostCpuUse, LatencySummary, SlaOutcome
 from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
 
 _MS = 1e3
@@ -36,15 +37,15 @@ class Evaluation(BaseModel):
     stage_capacity_rps: dict[str, float]
     utilization: dict[str, float]  # busy fraction per stage, the accelerator (mean of its partitions) and each
     # partition ('gpu:<label>'), as engine.sim reports it; the offered load over capacity is rate_rps / capacity_rps
-    latency_ms: dict[str, float]  # mean, p50, p95, p99 (inf when unstable)
+    latency_ms: LatencySummary  # mean, p50, p95, p99 (inf when unstable)
     breakdown_ms: dict[str, float]  # mean time per component
-    sla: dict[str, float | bool]  # latency_ms (bound), percentile, met, latency_at_rate_ms, sla_bounded_rps
+    sla: SlaOutcome  # bound, percentile, met, the SLA-percentile latency at the rate
     sla_bounded_rps: float
-    batching: dict[str, object]  # policy, Batch_max per partition, Time_queue, knee rule
-    partitions: list[dict[str, object]]
-    host_cpu: dict[str, float]  # cores used per consumer, free, total
-    cost: dict[str, Optional[float]]  # USD, W, queries; queries_per_usd and queries_per_joule are None when the
-    # design serves nothing on the cost basis (cost_no_value_reason says why)
+    batching: BatchingSummary  # policy, Batch_max per partition, Time_queue, knee rule
+    partitions: list[AnalyticPartition]
+    host_cpu: HostCpuUse  # cores used per consumer, used, free for serving, reserved
+    cost: CostSummary  # queries_per_usd and queries_per_joule are None when the design serves nothing on the
+    # cost basis (cost_no_value_reason says why)
     notes: list[str]
     cost_basis: str = COST_BASIS_NAMES[CostBasis.SLA_BOUNDED]  # the throughput the cost is priced at, in words
     cost_no_value_reason: Optional[str] = None
@@ -67,32 +68,33 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
         util[f"{design.accelerator}:{p.label}"] = u
     free = sc.host.free_cores
-    cpu = {s.name: min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages}
-    host_cpu = {**{f"{k} (cores)": v for k, v in cpu.items()}, "used (cores)": sum(cpu.values()),
-                "free for serving (cores)": float(free), "reserved (cores)": float(sc.host.cpu_reserved_cores)}
+    cpu = {stage.name: min(rate, stage.capacity_rps) * stage.host_cpu_s for stage in design.host_stages}
+    host_cpu = HostCpuUse(cores=cpu, used=sum(cpu.values()), free=float(free),
+                          reserved=float(sc.host.cpu_reserved_cores))
     priced = priced_rate(cost_basis, sla_rps, cap, rate)
     cost = _cost(design, ctx, priced)
-    lat = {k: v * _MS for k, v in pt.latency_s.items() if k != "sla"}
+    latency = LatencySummary(**{key: pt.latency_s[key] * _MS for key in LatencySummary.model_fields})
     sla_ms = design.sla_s * _MS
     met = pt.stable and pt.latency_s["sla"] <= design.sla_s
     check = mig_check(design, ctx)
     flagged = () if check is None else tuple(n for n in (comparison_note(check), flag_note(check)) if n)
     flagged += (f"cost priced at {priced.basis}" + (f": no queries per USD or per joule ({priced.no_value_reason})"
                                                     if priced.no_value_reason else ""),)
-    parts = [{"label": p.label, "partition": p.name, "provenance": p.provenance, "batch_max": p.max_batch,
-              "knee_batch": p.knee_batch, "time_knee_ms": p.knee_time_s * _MS, "batch": b,
-              "service_ms": p.service(b) * _MS, "utilization": u}
-             for p, b, u in zip(design.gpu.partitions, pt.gpu.batch, pt.gpu.partition_utilization)]
+    parts = [AnalyticPartition(label=part.label, partition=part.name, provenance=part.provenance,
+                               batch_max=part.max_batch, knee_batch=part.knee_batch,
+                               time_knee_ms=part.knee_time_s * _MS, batch=batch, service_ms=part.service(batch) * _MS,
+                               utilization=busy)
+             for part, batch, busy in zip(design.gpu.partitions, pt.gpu.batch, pt.gpu.partition_utilization)]
     return Evaluation(
         name=sc.name, rate_rps=rate, stable=pt.stable, unstable_reason=pt.unstable_reason, capacity_rps=cap,
-        bottleneck=bottleneck, stage_capacity_rps=caps, utilization=util, latency_ms=lat,
+        bottleneck=bottleneck, stage_capacity_rps=caps, utilization=util, latency_ms=latency,
         breakdown_ms={k: v * _MS for k, v in pt.breakdown_s.items()},
-        sla={"latency_ms": sla_ms, "percentile": sc.workload.sla.percentile, "met": met,
-             "latency_at_rate_ms": pt.latency_s["sla"] * _MS,
-             "sla_bounded_rps": sla_rps},
+        sla=SlaOutcome(latency_ms=sla_ms, percentile=sc.workload.sla.percentile, met=met,
+                       latency_at_rate_ms=pt.latency_s["sla"] * _MS),
         sla_bounded_rps=sla_rps,
-        batching={"policy": design.gpu.policy.value, "time_queue_ms": design.gpu.time_queue_s * _MS,
-                  "knee_rule": design.gpu.knee_rule, "batch_max": [p.max_batch for p in design.gpu.partitions]},
+        batching=BatchingSummary(policy=design.gpu.policy.value, time_queue_ms=design.gpu.time_queue_s * _MS,
+                                 knee_rule=design.gpu.knee_rule,
+                                 batch_max=[part.max_batch for part in design.gpu.partitions]),
         partitions=parts, host_cpu=host_cpu, cost=cost, cost_basis=priced.basis,
         cost_no_value_reason=priced.no_value_reason, mig_vs_whole=check,
         notes=list(dict.fromkeys(design.notes + _scheduler_notes(design) + flagged)))
@@ -153,7 +155,7 @@ def _scheduler_notes(design: Design) -> tuple[str, ...]:
     return ()
 
 
-def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optional[float]]:
+def _cost(design: Design, ctx: Context, priced: PricedRate) -> CostSummary:
     """TCO and efficiency at the priced rate; queries per USD and per joule are None when the design serves
     nothing on the basis (e.g. it meets the SLA at no load)."""
     throughput = priced.throughput_rps
@@ -179,16 +181,16 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> dict[str, Optiona
                               dpus=math.ceil(sc.preprocessing.units / 8) if dpu else 0,
                               dpu_util=min(1.0, dpu_util), nics=servers_for(gpus + fpgas), fpgas=fpgas,
                               fpga_util=accel_util)
-    r: CostResult = tco(inputs)
+    result: CostResult = tco(inputs)
     none = priced.no_value_reason is not None
-    return {"capex_usd": r.capex_usd, "opex_usd": r.opex_usd, "tco_usd": r.tco_usd,
-            "queries_per_usd": None if none else r.queries_per_usd,
-            "queries_per_joule": None if none else r.queries_per_joule,
-            "wall_power_w": r.wall_power_w, "throughput_rps": throughput, "years": sc.cost.years,
-            **{f"capex:{k}": v for k, v in r.capex_breakdown_usd.items()}}
+    return CostSummary(capex_usd=result.capex_usd, opex_usd=result.opex_usd, tco_usd=result.tco_usd,
+                       queries_per_usd=None if none else result.queries_per_usd,
+                       queries_per_joule=None if none else result.queries_per_joule,
+                       wall_power_w=result.wall_power_w, throughput_rps=throughput, years=sc.cost.years,
+                       capex_breakdown_usd=dict(result.capex_breakdown_usd))
 
 
-def cost_at(design: Design, ctx: Context, throughput_rps: float) -> dict[str, Optional[float]]:
+def cost_at(design: Design, ctx: Context, throughput_rps: float) -> CostSummary:
     """The design's CAPEX, OPEX and TCO (USD), queries per USD and per joule when it carries `throughput_rps`
     requests/s (engine.deploy.sizing prices the least hardware at the offered load, not at its SLA-bounded peak)."""
     priced = PricedRate(throughput_rps=throughput_rps, basis=COST_BASIS_NAMES[CostBasis.OFFERED],

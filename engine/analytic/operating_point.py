@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
 from engine.analytic.rates import GpuPoint, StagePoint, gpu_capacity_rps, gpu_point, host_stage_point
+from engine.profiles.tails import percentile_key
 
 PERCENTILES = (0.50, 0.95, 0.99)
 
@@ -86,7 +87,7 @@ def at_rate(design: Design, rate: float) -> RatePoint:
     lat = {"mean": mean}
     for p in sorted(set(PERCENTILES) | {design.sla_percentile}):
         q = _quantile(mean, _point(design, rate, p)[2])
-        lat[f"p{round(p * 100):g}"] = q
+        lat[percentile_key(p)] = q  # 0.999 -> p99.9, as the simulator names it
         if p == design.sla_percentile:
             lat["sla"] = q
     reason = None

@@ -7,11 +7,12 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.studies.compare import Comparison
+from engine.studies.compare import Comparison, DesignOutcome
 
 from engine.charts.style import PALETTE
-BARS = {"SLA-bounded throughput (req/s)": "requests/s", "tail latency at offered load (ms)": "ms",
-        "TCO (USD)": "USD", "queries per USD": "queries/USD", "queries per joule": "queries/J"}
+#: the results drawn as bars (DesignOutcome fields), each with its axis unit
+BARS = {"sla_bounded_rps": "requests/s", "tail_at_rate_ms": "ms", "tco_usd": "USD",
+        "queries_per_usd": "queries/USD", "queries_per_joule": "queries/J"}
 
 
 def overlaid_curves(c: Comparison) -> go.Figure:
@@ -35,13 +36,15 @@ def overlaid_curves(c: Comparison) -> go.Figure:
 
 def result_bars(c: Comparison) -> go.Figure:
     """One panel per result (units in the panel titles), one bar per design."""
-    fig = make_subplots(rows=1, cols=len(BARS), subplot_titles=[b.replace(" (", "<br>(") for b in BARS])
+    labels = [DesignOutcome.LABELS[field] for field in BARS]
+    fig = make_subplots(rows=1, cols=len(BARS), subplot_titles=[label.replace(" (", "<br>(") for label in labels])
     for i, name in enumerate(c.names):
-        for j, col in enumerate(BARS):
-            v = c.results[i][col]
-            fig.add_trace(go.Bar(x=[name], y=[v if v is not None and math.isfinite(v) else None], name=name, legendgroup=name,
+        for j, (field, label) in enumerate(zip(BARS, labels)):
+            value = getattr(c.results[i], field)
+            shown = value if value is not None and math.isfinite(value) else None
+            fig.add_trace(go.Bar(x=[name], y=[shown], name=name, legendgroup=name,
                                  showlegend=j == 0, marker_color=PALETTE[i % len(PALETTE)],
-                                 hovertemplate=f"{name}<br>{col}: %{{y:,.4g}}<extra></extra>"),
+                                 hovertemplate=f"{name}<br>{label}: %{{y:,.4g}}<extra></extra>"),
                           row=1, col=j + 1)
     for j, unit in enumerate(BARS.values()):
         fig.update_yaxes(title_text=unit, row=1, col=j + 1)

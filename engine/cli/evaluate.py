@@ -108,13 +108,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(f"  capacity {e.capacity_rps:,.0f} req/s, bottleneck {e.bottleneck}; "
           + ("stable" if e.stable else f"UNSTABLE: {e.unstable_reason}"))
     if e.stable:
-        print("  latency ms: " + ", ".join(f"{k} {v:.3f}" for k, v in lat.items()))
-    print(f"  SLA p{e.sla['percentile']:g} <= {e.sla['latency_ms']:g} ms: {'met' if e.sla['met'] else 'not met'}; "
+        print("  latency ms: " + ", ".join(f"{name} {value:.3f}" for name, value in lat.model_dump().items()))
+    print(f"  SLA p{e.sla.percentile:g} <= {e.sla.latency_ms:g} ms: {'met' if e.sla.met else 'not met'}; "
           f"SLA-bounded throughput {e.sla_bounded_rps:,.0f} req/s")
     print("  utilisation (busy fraction): " + ", ".join(f"{k} {v:.2f}" for k, v in e.utilization.items()))
-    print(f"  cost over {e.cost['years']:g} years: TCO ${e.cost['tco_usd']:,.0f}, "
-          + (f"no queries/$ ({e.cost_no_value_reason})" if e.cost['queries_per_usd'] is None else
-             f"{e.cost['queries_per_usd']:,.0f} queries/$, {e.cost['queries_per_joule']:.2f} queries/J")
+    print(f"  cost over {e.cost.years:g} years: TCO ${e.cost.tco_usd:,.0f}, "
+          + (f"no queries/$ ({e.cost_no_value_reason})" if e.cost.queries_per_usd is None else
+             f"{e.cost.queries_per_usd:,.0f} queries/$, {e.cost.queries_per_joule:.2f} queries/J")
           + f"; priced at {e.cost_basis}")
     return 0
 

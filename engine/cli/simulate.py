@@ -134,18 +134,18 @@ def _simulate(args: argparse.Namespace) -> int:
         from engine.executors import executor_from_args
 
         bar = Progress(f"simulating {k} rates", not args.no_progress)
-        results = [r.to_dict() for r in sweep(design, rate_grid(lo, hi, k), n, progress=bar,
-                                              executor=executor_from_args(args), **kw)]
+        results = sweep(design, rate_grid(lo, hi, k), n, progress=bar, executor=executor_from_args(args), **kw)
         if args.json:
-            print(json.dumps([_summary(r) for r in results], indent=1))
+            print(json.dumps([_summary(result.to_dict()) for result in results], indent=1))
             return 0
         print(f"{'rate (req/s)':>14} {'thru (req/s)':>13} {'mean ms':>9} {'p50 ms':>9} {'p99 ms':>9} {'±p99':>7} "
               f"{'SLA viol':>9} {'L':>8}")
-        for r in results:
-            lat = r["latency_ms"]
-            print(f"{r['rate_rps']:>14,.0f} {r['throughput_rps']:>13,.0f} {lat['mean']:>9.3f} {lat['p50']:>9.3f} "
-                  f"{lat['p99']:>9.3f} {(r['ci']['p99'] or 0):>7.3f} {r['sla_violation_rate']:>9.2%} "
-                  f"{r['mean_in_system']:>8.1f}" + ("" if r["stable"] else "  UNSTABLE"))
+        for result in results:
+            latency = result.latency_ms
+            print(f"{result.rate_rps:>14,.0f} {result.throughput_rps:>13,.0f} {latency.mean:>9.3f} "
+                  f"{latency.p50:>9.3f} {latency.p99:>9.3f} {(result.ci.p99 or 0):>7.3f} "
+                  f"{result.sla_violation_rate:>9.2%} {result.mean_in_system:>8.1f}"
+                  + ("" if result.stable else "  UNSTABLE"))
         return 0
     big = (n or 0) >= 200_000 or bool(args.duration)
     bar = Progress("simulating", big and not args.no_progress)
@@ -161,31 +161,35 @@ def _simulate(args: argparse.Namespace) -> int:
         out["wait_ms"] = wait_percentiles(res.records.columns, res.records.measured_from, design.sla_percentile)
         print(json.dumps(out, indent=1))
         return 0
-    _print(scenario, out)
+    _print(scenario, res)
     return 0
 
 
-def _print(scenario, r: dict) -> None:
-    lat, ci = r["latency_ms"], r["ci"]
-    rate = f" at {r['rate_rps']:,.0f} req/s" if r["rate_rps"] else ""
-    print(f"{r['name']}: {scenario.model} on {scenario.accelerator_label()}{rate} "
-          f"({r['workload']}, {r['n_requests']:,} requests, {r['warmup_requests']:,} warm-up, seed {r['seed']}, "
-          f"{r['wall_s']:.2f} s)")
-    print(f"  throughput {r['throughput_rps']:,.1f} req/s (capacity {r['capacity_rps']:,.0f}); "
-          + ("stable" if r["stable"] else f"UNSTABLE: {r['unstable_reason']}"))
-    print("  latency ms (95% CI, batch means): " + ", ".join(f"{k} {_fmt(v, ci.get(k))}" for k, v in lat.items()))
-    sla = r["sla"]
-    print(f"  SLA p{sla['percentile']:g} <= {sla['latency_ms']:g} ms: {'met' if sla['met'] else 'not met'}; "
-          f"violation rate {r['sla_violation_rate']:.2%}")
-    lt = r["little"]
-    print(f"  mean in system {r['mean_in_system']:.2f} (Little: lambda W = {lt['lambda_rps'] * lt['W_s']:.2f})")
-    print("  utilisation: " + ", ".join(f"{k} {v:.2f}" for k, v in r["utilization"].items()))
-    print("  breakdown ms: " + ", ".join(f"{k} {v:.3f}" for k, v in r["breakdown_ms"].items()))
-    hist = r["batch_size_histogram"]
-    print("  batch sizes: " + ", ".join(f"{k}: {v}" for k, v in list(hist.items())[:16])
+def _print(scenario, result) -> None:
+    """A SimResult in words."""
+    rate = f" at {result.rate_rps:,.0f} req/s" if result.rate_rps else ""
+    print(f"{result.name}: {scenario.model} on {scenario.accelerator_label()}{rate} "
+          f"({result.workload}, {result.n_requests:,} requests, {result.warmup_requests:,} warm-up, "
+          f"seed {result.seed}, {result.wall_s:.2f} s)")
+    print(f"  throughput {result.throughput_rps:,.1f} req/s (capacity {result.capacity_rps:,.0f}); "
+          + ("stable" if result.stable else f"UNSTABLE: {result.unstable_reason}"))
+    latency = result.latency_ms.model_dump().items()
+    print("  latency ms (95% CI, batch means): "
+          + ", ".join(f"{field} {_fmt(value, getattr(result.ci, field))}" for field, value in latency))
+    sla = result.sla
+    print(f"  SLA p{sla.percentile:g} <= {sla.latency_ms:g} ms: {'met' if sla.met else 'not met'} "
+          f"(p{sla.percentile:g} {_fmt(sla.latency_at_rate_ms, result.ci.sla)} ms); "
+          f"violation rate {result.sla_violation_rate:.2%}")
+    little = result.little
+    print(f"  mean in system {result.mean_in_system:.2f} "
+          f"(Little: lambda W = {little['lambda_rps'] * little['W_s']:.2f})")
+    print("  utilisation: " + ", ".join(f"{name} {value:.2f}" for name, value in result.utilization.items()))
+    print("  breakdown ms: " + ", ".join(f"{name} {value:.3f}" for name, value in result.breakdown_ms.items()))
+    hist = result.batch_size_histogram
+    print("  batch sizes: " + ", ".join(f"{size}: {count}" for size, count in list(hist.items())[:16])
           + (" ..." if len(hist) > 16 else ""))
-    if r.get("mlperf"):
-        print("  MLPerf: " + ", ".join(f"{k} {v}" for k, v in r["mlperf"].items()))
+    if result.mlperf:
+        print("  MLPerf: " + ", ".join(f"{name} {value}" for name, value in result.mlperf.items()))
 
 
 def register(subparsers) -> None:

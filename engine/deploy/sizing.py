@@ -37,7 +37,6 @@ from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
-from engine.profiles.tails import percentile_key
 from engine.scenario import (GpuSpec, load_scenario, MAX_CORES, MAX_RATE_RPS, PreprocessingSpec,
                              require_gpu, Scenario)
 from engine.vocab import PreprocessDevice
@@ -270,7 +269,7 @@ def size_type(scenario: Scenario, ctx: Context, sku: str, rate: float) -> TypeAn
         if host is None:
             continue
         design = build_design(_gpu_scenario(scenario, sku, layout, g, *host), ctx)
-        priced.append((k * cost_at(design, ctx, rate / k)["tco_usd"], host, k, g, layout, per_gpu))
+        priced.append((k * cost_at(design, ctx, rate / k).tco_usd, host, k, g, layout, per_gpu))
     if not priced:
         return TypeAnswer(sku=sku, status="no design", candidates=len(cands),
                           reason=f"the host stages cannot carry {rate:,.0f} req/s within the SLA even with "
@@ -298,8 +297,8 @@ def _answer(scenario: Scenario, ctx: Context, gpu, layout, servers: int, per_ser
         layout_label=_label(layout), host_cores=cores, host_cores_used=used, dpu_units=units, servers=servers,
         server_rate_rps=share, per_gpu_sla_rps=per_gpu, sla_bounded_rps=servers * sla_bounded_rate(design),
         capacity_rps=servers * cap, bottleneck=bottleneck, latency_at_rate_ms=q * 1e3,
-        tco_usd=servers * cost["tco_usd"], capex_usd=servers * cost["capex_usd"],
-        queries_per_usd=cost["queries_per_usd"], candidates=candidates, scenario=scenario_out)
+        tco_usd=servers * cost.tco_usd, capex_usd=servers * cost.capex_usd,
+        queries_per_usd=cost.queries_per_usd, candidates=candidates, scenario=scenario_out)
 
 
 def _multiset(layout) -> dict[str, int]:
@@ -352,9 +351,8 @@ def _confirm(answer: TypeAnswer, ctx: Context, rate: float, n_requests: int, see
     design = build_design(sc, ctx)
     sim = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=answer.server_rate_rps, stats="numpy")
     p = sc.workload.sla.percentile
-    key = percentile_key(design.sla_percentile)  # the simulator's own key for the SLA quantile
-    q = sim.latency_ms.get(key)
-    ci = sim.ci.get(key)
+    q = sim.sla.latency_at_rate_ms
+    ci = sim.ci.sla
     sla_ms = design.sla_s * 1e3
     met = bool(sim.stable and q is not None and math.isfinite(q) and q <= sla_ms)
     return Confirmation(sku=answer.sku, n_requests=sim.n_requests, seed=seed, percentile=p,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.profiles.tails import percentile_key
 from engine.analytic import build_design, capacity
 from engine.scenario import load_scenario, Scenario
 from engine.sim.run import simulate_design
@@ -39,14 +38,13 @@ def sim_bounded_rate(scenario, ctx, n_requests: int = 20_000, seed: int = 0, ste
         scenario = load_scenario(scenario, ctx.book)
     design = build_design(scenario, ctx)
     cap = capacity(design)[0]
-    key = percentile_key(design.sla_percentile)
     lo, hi = 0.0, cap
     probes = []
     for _ in range(steps):
         mid = (lo + hi) / 2
         r = simulate_design(design, n_requests, seed=seed, ctx=ctx, rate=mid, stats="numpy", timeseries=False)
-        met = bool(r.stable and r.sla["met"])
-        probes.append((mid, float(r.latency_ms[key]), met))
+        met = r.stable and r.sla.met
+        probes.append((mid, float(r.sla.latency_at_rate_ms), met))
         lo, hi = (mid, hi) if met else (lo, mid)
     return BoundedRate(rate_rps=lo, capacity_rps=cap, sla_ms=design.sla_s * 1e3,
                        percentile=design.sla_percentile * 100, probes=probes)

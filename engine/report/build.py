@@ -130,7 +130,7 @@ def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_h
         try:
             design = build_design(sc, ctx)
             ev = evaluate_design(design, ctx)
-            designs.append(DesignResult(scenario=sc, evaluation=ev, curve=load_curve(design, ev.sla["percentile"]),
+            designs.append(DesignResult(scenario=sc, evaluation=ev, curve=load_curve(design, ev.sla.percentile),
                                         profiles=profiles_used(sc, design, ctx.book)))
         except ValueError as e:  # ProfileError and kin: a question the profiles cannot answer
             raise _labelled(e, i, sc.name) from None

@@ -19,7 +19,7 @@ def design_figures(d: DesignResult) -> dict[str, go.Figure]:
     ev, c = d.evaluation, d.curve
     return {
         "latency_vs_load": latency_vs_load(list(c.rates_rps), list(c.mean_ms), list(c.tail_ms), c.percentile,
-                                           ev.sla["latency_ms"], ev.rate_rps),
+                                           ev.sla.latency_ms, ev.rate_rps),
         "breakdown": breakdown_bar(ev.breakdown_ms, title=d.scenario.name),
         "utilization": utilization_bar(ev.utilization),
     }

@@ -115,11 +115,11 @@ def _design_section(i: int, report: Report, tables: dict[str, pd.DataFrame]) -> 
 
     if not ev.stable:
         verdict = f'<span class="bad">Unstable at the offered load: {escape(str(ev.unstable_reason))}</span>'
-    elif ev.sla.get("met"):
-        verdict = (f'<span class="ok">Meets the p{fmt(ev.sla["percentile"])} {fmt(ev.sla["latency_ms"])} ms SLA '
+    elif ev.sla.met:
+        verdict = (f'<span class="ok">Meets the p{fmt(ev.sla.percentile)} {fmt(ev.sla.latency_ms)} ms SLA '
                    f'at {fmt(ev.rate_rps)} requests/s.</span>')
     else:
-        verdict = (f'<span class="bad">Misses the p{fmt(ev.sla["percentile"])} {fmt(ev.sla["latency_ms"])} ms '
+        verdict = (f'<span class="bad">Misses the p{fmt(ev.sla.percentile)} {fmt(ev.sla.latency_ms)} ms '
                    'SLA at the offered load.</span>')
     figs = "".join(
         f'<figure><figcaption>{escape(FIGURE_TITLES[kind])}</figcaption>'
@@ -136,8 +136,8 @@ def _design_section(i: int, report: Report, tables: dict[str, pd.DataFrame]) -> 
             + figs
             + "<h3>Cost</h3>" + table_html(rows("cost"))
             + "<h3>Partitions and batching</h3>"
-            + f"<p>Batching policy {escape(str(ev.batching.get('policy')))}, Time_queue "
-              f"{fmt(ev.batching.get('time_queue_ms'))} ms, Batch_max from the {escape(str(ev.batching.get('knee_rule')))}"
+            + f"<p>Batching policy {escape(str(ev.batching.policy))}, Time_queue "
+              f"{fmt(ev.batching.time_queue_ms)} ms, Batch_max from the {escape(str(ev.batching.knee_rule))}"
               " knee unless set.</p>" + table_html(rows("partitions"))
             + "<h3>Host CPU (cores)</h3>" + table_html(rows("host_cpu"))
             + "<h3>Profiles used</h3>"

@@ -39,6 +39,7 @@ import pandas as pd
 
 from engine.io.exporters import frame_csv_bytes
 from engine.report.build import DesignResult, Report
+from engine.results import CostSummary
 
 TABLE_NAMES = ("designs", "inputs", "load_curve", "breakdown", "utilization", "partitions", "host_cpu", "cost",
                "provenance", "notes")
@@ -81,19 +82,21 @@ def _design_row(d: DesignResult) -> dict:
     lat, cost = ev.latency_ms, ev.cost
     return {"scenario": sc.name, "model": sc.model, "hardware": hardware(sc), "rate_rps": ev.rate_rps,
             "stable": ev.stable, "unstable_reason": ev.unstable_reason, "capacity_rps": ev.capacity_rps,
-            "bottleneck": ev.bottleneck, "sla_percentile": ev.sla.get("percentile"),
-            "sla_latency_ms": ev.sla.get("latency_ms"), "latency_at_rate_ms": ev.sla.get("latency_at_rate_ms"),
-            "sla_met": ev.sla.get("met"), "sla_bounded_rps": ev.sla_bounded_rps, "mean_ms": lat.get("mean"),
-            "p50_ms": lat.get("p50"), "p95_ms": lat.get("p95"), "p99_ms": lat.get("p99"),
-            "tco_usd": cost.get("tco_usd"), "queries_per_usd": cost.get("queries_per_usd"),
-            "queries_per_joule": cost.get("queries_per_joule")}
+            "bottleneck": ev.bottleneck, "sla_percentile": ev.sla.percentile,
+            "sla_latency_ms": ev.sla.latency_ms, "latency_at_rate_ms": ev.sla.latency_at_rate_ms,
+            "sla_met": ev.sla.met, "sla_bounded_rps": ev.sla_bounded_rps, "mean_ms": lat.mean,
+            "p50_ms": lat.p50, "p95_ms": lat.p95, "p99_ms": lat.p99,
+            "tco_usd": cost.tco_usd, "queries_per_usd": cost.queries_per_usd,
+            "queries_per_joule": cost.queries_per_joule}
 
 
-def _unit(item: str) -> str:
-    if item.endswith("_usd") or item.startswith("capex:"):
-        return "USD"
-    return {"queries_per_usd": "queries/USD", "queries_per_joule": "queries/J", "wall_power_w": "W",
-            "throughput_rps": "requests/s", "years": "years"}.get(item, "")
+def _cost_rows(name: str, cost: CostSummary) -> list[dict]:
+    """One row per cost item: the totals and efficiencies by field name, then CAPEX per item as 'capex:<item>'."""
+    rows = [{"scenario": name, "item": field, "value": getattr(cost, field), "unit": CostSummary.UNITS[field]}
+            for field in CostSummary.model_fields if field != "capex_breakdown_usd"]
+    return rows + [{"scenario": name, "item": f"capex:{item}", "value": value,
+                    "unit": CostSummary.UNITS["capex_breakdown_usd"]}
+                   for item, value in cost.capex_breakdown_usd.items()]
 
 
 def _frame(rows: list[dict], table: str) -> pd.DataFrame:
@@ -132,11 +135,12 @@ def report_tables(report: Report) -> dict[str, pd.DataFrame]:
                                for r, m, t in zip(d.curve.rates_rps, d.curve.mean_ms, d.curve.tail_ms)]
         rows["breakdown"] += [{"scenario": name, "component": k, "mean_ms": v} for k, v in ev.breakdown_ms.items()]
         rows["utilization"] += [{"scenario": name, "resource": k, "utilization": v} for k, v in ev.utilization.items()]
-        rows["partitions"] += [{"scenario": name, **{c: p.get(c) for c in COLUMNS["partitions"][1:]}}
-                               for p in ev.partitions]
-        rows["host_cpu"] += [{"scenario": name, "consumer": k.replace(" (cores)", ""), "cores": v}
-                             for k, v in ev.host_cpu.items()]
-        rows["cost"] += [{"scenario": name, "item": k, "value": v, "unit": _unit(k)} for k, v in ev.cost.items()]
+        rows["partitions"] += [{"scenario": name, **{column: getattr(part, column)
+                                                     for column in COLUMNS["partitions"][1:]}}
+                               for part in ev.partitions]
+        rows["host_cpu"] += [{"scenario": name, "consumer": consumer, "cores": cores}
+                             for consumer, cores in ev.host_cpu.rows()]
+        rows["cost"] += _cost_rows(name, ev.cost)
         for u in d.profiles:
             head = {"scenario": name, "partition": u.partition, "instances": u.instances,
                     "profile_kind": u.provenance, "series": u.series, "reference": u.reference,

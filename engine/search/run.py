@@ -47,10 +47,10 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
         e = evaluate_design(build_design(grid.scenario(index), ctx), ctx)
     except ValueError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return index, None, str(exc)
-    c = e.cost
-    return index, (e.capacity_rps, float(e.stable), e.latency_ms["p99"], e.sla["latency_at_rate_ms"],
-                   float(bool(e.sla["met"])), e.sla_bounded_rps, c["tco_usd"], c["capex_usd"], c["opex_usd"],
-                   c["queries_per_usd"], c["queries_per_joule"]), e.bottleneck
+    cost = e.cost
+    return index, (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
+                   float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
+                   cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
 def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
@@ -148,10 +148,10 @@ def _confirm(shared: tuple[DesignGrid, Context], job: tuple[int, float, int, int
     except SimError as e:
         return Confirmation(sim_p99_ms=None, sim_p99_ci_ms=None, relative_error=None, sim_meets_sla=None,
                             sim_violation_rate=None, note=f"not simulated: {e}", **common)
-    p99 = r.latency_ms["p99"]
+    p99 = r.latency_ms.p99
     err = (p99_ms - p99) / p99 if p99 > 0 and math.isfinite(p99) else None
-    return Confirmation(sim_p99_ms=p99, sim_p99_ci_ms=r.ci.get("p99"), relative_error=err,
-                        sim_meets_sla=bool(r.sla["met"]), sim_violation_rate=r.sla_violation_rate,
+    return Confirmation(sim_p99_ms=p99, sim_p99_ci_ms=r.ci.p99, relative_error=err,
+                        sim_meets_sla=r.sla.met, sim_violation_rate=r.sla_violation_rate,
                         note=None if r.stable else f"the simulated queue grows: {r.unstable_reason}", **common)
 
 

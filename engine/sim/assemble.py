@@ -8,8 +8,10 @@ import numpy as np
 
 from engine.sim import stats
 from engine.sim.hoststages import own_service_ratio
-from engine.sim.result import SimRecords, SimResult
+from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
+from engine.sim.result import LatencyHalfWidths, SimRecords, SimResult
 from engine.sim.workload import WorkloadKind, mlperf_bound_ms
+from engine.profiles.tails import percentile_key
 
 
 def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
@@ -67,9 +69,9 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
 
     measured = slice(first, n)
     violation_rate = float(np.mean(latency_s[measured] > design.sla_s))
-    sla_key = f"p{round(design.sla_percentile * 100, 4):g}"
-    sla = {"latency_ms": design.sla_s * 1e3, "percentile": design.sla_percentile * 100,
-           "met": bool(latency[sla_key] <= design.sla_s * 1e3), "violation_rate": violation_rate}
+    sla_key = percentile_key(design.sla_percentile)
+    sla = SlaOutcome(latency_ms=design.sla_s * 1e3, percentile=design.sla_percentile * 100,
+                     met=bool(latency[sla_key] <= design.sla_s * 1e3), latency_at_rate_ms=latency[sla_key])
 
     util: dict[str, float] = {}
     breakdown: dict[str, float] = {}
@@ -102,14 +104,14 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         util[f"{accelerator}:{partition.label}"] = utilisation
         counted = batch_in_window & mine
         batch_max = plan.batch_max[index]
-        partitions.append({
-            "label": partition.label, "partition": partition.name,
-            "batch_max": batch_max[0] if len(batch_max) == 1 else batch_max, "batches": int(counted.sum()),
-            "requests": int(log.n_requests[counted].sum()),
-            "mean_batch_items": float(log.items[counted].mean()) if counted.any() else 0.0,
-            "mean_service_ms": float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
-            "utilization": utilisation, "latency_mean_ms": latency_of.get(index, (float("nan"),))[0] * 1e3,
-            "latency_p99_ms": latency_of.get(index, (0, float("nan")))[1] * 1e3})
+        partitions.append(SimulatedPartition(
+            label=partition.label, partition=partition.name,
+            batch_max=batch_max[0] if len(batch_max) == 1 else batch_max, batches=int(counted.sum()),
+            requests=int(log.n_requests[counted].sum()),
+            mean_batch_items=float(log.items[counted].mean()) if counted.any() else 0.0,
+            mean_service_ms=float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
+            utilization=utilisation, latency_mean_ms=latency_of.get(index, (float("nan"),))[0] * 1e3,
+            latency_p99_ms=latency_of.get(index, (0, float("nan")))[1] * 1e3))
     util[accelerator] = float(np.mean(busy))
     counts = np.bincount(log.items[batch_in_window]) if batch_in_window.any() else np.zeros(1, dtype=int)
     histogram = {int(items): int(count) for items, count in enumerate(counts) if count}
@@ -119,14 +121,17 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     stable, reason = stats.stability(arrival, end_sorted, t0, t1, open_loop, arrivals.rate_rps, capacity)
     mlperf = _mlperf(kind, scenario.model, latency, throughput, stable, cols)
     series = stats.timeseries(cols, end_sorted, engine) if want_series else None
-    batching = {"policy": design.gpu.policy.value, "time_queue_ms": plan.time_queue_s * 1e3,
-                "batch_max": [caps[0] if len(caps) == 1 else caps for caps in plan.batch_max],
-                "bucket_width": plan.bucket_width, "merge": plan.merge, "knee_rule": design.gpu.knee_rule}
+    batching = SimulatedBatching(policy=design.gpu.policy.value, time_queue_ms=plan.time_queue_s * 1e3,
+                                 batch_max=[caps[0] if len(caps) == 1 else caps for caps in plan.batch_max],
+                                 bucket_width=plan.bucket_width, merge=plan.merge, knee_rule=design.gpu.knee_rule)
     return SimResult(
         name=scenario.name, workload=kind.value, seed=seed, n_requests=n, n_measured=n - first,
         warmup_requests=first, sim_time_s=float(end.max()), rate_rps=arrivals.rate_rps, capacity_rps=capacity,
-        stable=stable, unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput, latency_ms=latency,
-        ci=ci, sla=sla, sla_violation_rate=violation_rate, mean_in_system=mean_in_system, little=little,
+        stable=stable, unstable_reason=reason, queue_growth_rps=slope, throughput_rps=throughput,
+        latency_ms=LatencySummary(**{key: latency[key] for key in LatencySummary.model_fields}),
+        ci=LatencyHalfWidths(**{key: ci[key] for key in LatencySummary.model_fields}, sla=ci[sla_key],
+                             throughput_rps=ci.get("throughput_rps")),
+        sla=sla, sla_violation_rate=violation_rate, mean_in_system=mean_in_system, little=little,
         utilization=util, breakdown_ms=breakdown, batch_size_histogram=histogram, batching=batching,
         partitions=partitions, mlperf=mlperf, timeseries=series, stats_engine=engine,
         wall_s=time.perf_counter() - t_start, notes=list(dict.fromkeys(notes)), records=SimRecords(cols, first))

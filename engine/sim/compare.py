@@ -108,11 +108,11 @@ def compare(ctx, scenarios: list[dict], utils=UTILS, n_requests: int = 40_000, s
         for util, rate, sim in zip(utils, rates, simulated):
             point = at_rate(design, rate)
             analytic_p99, analytic_mean = point.latency_s["p99"] * 1e3, point.latency_s["mean"] * 1e3
-            p99, mean = sim.latency_ms["p99"], sim.latency_ms["mean"]
+            p99, mean = sim.latency_ms.p99, sim.latency_ms.mean
             rows.append({"scenario": data["name"], "util": util, "rate_rps": rate, "analytic_mean_ms": analytic_mean,
                          "sim_mean_ms": mean,
                          "mean_error": (analytic_mean - mean) / mean if math.isfinite(analytic_mean) else math.inf,
-                         "analytic_p99_ms": analytic_p99, "sim_p99_ms": p99, "sim_ci_ms": sim.ci.get("p99"),
+                         "analytic_p99_ms": analytic_p99, "sim_p99_ms": p99, "sim_ci_ms": sim.ci.p99,
                          "error": (analytic_p99 - p99) / p99 if math.isfinite(analytic_p99) else math.inf,
                          "stable": sim.stable})
     return pd.DataFrame(rows)

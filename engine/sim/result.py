@@ -1,7 +1,7 @@
-"""SimResult: what a simulation run reports (keys shared with engine.analytic.evaluate.Evaluation where
-they overlap: name, rate_rps, stable, unstable_reason, capacity_rps, utilization, latency_ms,
-breakdown_ms, sla, batching, partitions), plus confidence intervals, throughput, SLA violation rate,
-mean number in system, batch sizes and, for traces, a time series. Times are ms in results.
+"""SimResult: what a simulation run reports (fields and models, engine.results, shared with
+engine.analytic.evaluate.Evaluation where they overlap: name, rate_rps, stable, unstable_reason, capacity_rps,
+utilization, latency_ms, breakdown_ms, sla, batching, partitions), plus confidence intervals, throughput, SLA
+violation rate, mean number in system, batch sizes and, for traces, a time series. Times are ms in results.
 
 The per-request records (numpy columns: arrival, each stage's start and end, batch, batch start,
 end, partition, size...) stay on the result as `records` (not serialised)."""
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Optional
+from typing import ClassVar, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
 
 # two-sided 95 % Student t quantiles by degrees of freedom (batch-means confidence intervals)
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -49,6 +51,26 @@ class SimRecords:
         return pd.DataFrame(self.columns)
 
 
+class LatencyHalfWidths(BaseModel):
+    """95 % confidence half-widths (ms; throughput_rps in req/s) of a run's latency summary, its SLA-percentile
+    latency and its throughput: batch means; percentiles by batch means on the exceedance indicator, inverted
+    (engine.sim.stats.quantile_ci). None where the run has too few batches (or, for throughput, is not open loop)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: Optional[float]
+    p50: Optional[float]
+    p95: Optional[float]
+    p99: Optional[float]
+    sla: Optional[float]  # of the SLA-percentile latency (SlaOutcome.latency_at_rate_ms)
+    throughput_rps: Optional[float] = None
+
+    LABELS: ClassVar[dict[str, str]] = {
+        "mean": "mean latency ±95% (ms)", "p50": "p50 latency ±95% (ms)", "p95": "p95 latency ±95% (ms)",
+        "p99": "p99 latency ±95% (ms)", "sla": "SLA-percentile latency ±95% (ms)",
+        "throughput_rps": "throughput ±95% (req/s)"}
+
+
 class SimResult(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -65,18 +87,17 @@ class SimResult(BaseModel):
     unstable_reason: Optional[str]
     queue_growth_rps: float
     throughput_rps: float
-    latency_ms: dict[str, float]  # mean, p50, p95, p99 (and the SLA percentile)
-    ci: dict[str, Optional[float]]  # 95 % half-widths (ms; throughput_rps in req/s): batch means; percentiles by
-    # batch means on the exceedance indicator, inverted (engine.sim.stats.quantile_ci)
-    sla: dict[str, object]  # latency_ms, percentile, met, violation_rate
+    latency_ms: LatencySummary  # mean, p50, p95, p99 (the SLA percentile's is sla.latency_at_rate_ms)
+    ci: LatencyHalfWidths
+    sla: SlaOutcome  # bound, percentile, met, the simulated SLA-percentile latency
     sla_violation_rate: float
     mean_in_system: float
     little: dict[str, float]  # L (time average), lambda, W (s), relative error of L = lambda W
     utilization: dict[str, float]  # per stage, 'gpu' and 'gpu:<label>'
     breakdown_ms: dict[str, float]
     batch_size_histogram: dict[int, int]
-    batching: dict[str, object]
-    partitions: list[dict[str, object]]
+    batching: SimulatedBatching
+    partitions: list[SimulatedPartition]
     mlperf: Optional[dict[str, object]] = None
     timeseries: Optional[dict[str, list[float]]] = None
     stats_engine: str

@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.sim.result import t975
 from engine.store import Store
+from engine.profiles.tails import percentile_key
 
 GROUPS = 20
 
@@ -82,7 +83,7 @@ def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
     n_groups = GROUPS if n_measured >= 40 * GROUPS else max(2, n_measured // 40) if n_measured >= 80 else 1
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
     _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
-    names = ["mean"] + [f"p{round(q * 100, 4):g}" for q in qs]
+    names = ["mean"] + [percentile_key(q) for q in qs]
     latency = dict(zip(names, [mean * 1e3] + [quantile * 1e3 for quantile in quantiles]))
     ci: dict[str, Optional[float]] = {name: None for name in names}
     if n_groups > 1:
@@ -227,5 +228,5 @@ def wait_percentiles(cols: dict, first: int, sla_pct: float) -> dict[str, float]
             wait = wait + (cols[f"{stage}_start"] - cols[name])[first:]
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
     out = {"mean": float(wait.mean()) * 1e3}
-    out.update({f"p{round(q * 100, 4):g}": float(quantile) * 1e3 for q, quantile in zip(qs, np.quantile(wait, qs))})
+    out.update({percentile_key(q): float(quantile) * 1e3 for q, quantile in zip(qs, np.quantile(wait, qs))})
     return out

@@ -71,8 +71,8 @@ def adaptive(design, target: float, n_start: int = 20_000, max_requests: int = 2
     while True:
         rounds += 1
         result = simulate_design(design, n, **kw)
-        half_width = result.ci.get("p99")
-        reached = half_width is not None and half_width <= target * result.latency_ms["p99"]
+        half_width = result.ci.p99
+        reached = half_width is not None and half_width <= target * result.latency_ms.p99
         if reached or n >= max_requests:
             note = (f"adaptive length: {rounds} round(s), {n:,} requests, p99 half-width "
                     f"{(half_width or float('nan')):.3g} ms (target {target:.1%} of p99)")

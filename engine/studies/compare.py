@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,22 +20,50 @@ from engine.scenario import Scenario
 from engine.errors import KneepointError
 from engine.partition.bounded import sim_bounded_rate
 from engine.vocab import CostBasis
+from engine.results import CostSummary, SlaOutcome
 
-#: result columns compared, with whether more is better (for the sign of a delta's colour)
-RESULTS: dict[str, bool] = {
-    "SLA-bounded throughput (req/s)": True,
-    "capacity (req/s)": True,
-    "tail latency at offered load (ms)": False,
-    "TCO (USD)": False,
-    "queries per USD": True,
-    "queries per joule": True,
-    "wall power (W)": False,
-}
 CURVE_POINTS = 40
 
 
 class CompareError(KneepointError):
     """A comparison that cannot be made (no designs, a bad baseline); the message says which."""
+
+
+class DesignOutcome(BaseModel):
+    """What one design achieves, as the Compare page shows it (display labels with units in LABELS)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sla_bounded_rps: float
+    capacity_rps: float
+    tail_at_rate_ms: float
+    tco_usd: float
+    queries_per_usd: Optional[float]  # None where the design serves nothing on the cost basis
+    queries_per_joule: Optional[float]
+    wall_power_w: float
+    bottleneck: str
+    meets_sla: bool
+    no_cost_value: Optional[str]  # why a cost metric has no value
+
+    LABELS: ClassVar[dict[str, str]] = {
+        "sla_bounded_rps": "SLA-bounded throughput (req/s)", "capacity_rps": "capacity (req/s)",
+        "tail_at_rate_ms": "tail latency at offered load (ms)", "tco_usd": CostSummary.LABELS["tco_usd"],
+        "queries_per_usd": CostSummary.LABELS["queries_per_usd"],
+        "queries_per_joule": CostSummary.LABELS["queries_per_joule"],
+        "wall_power_w": CostSummary.LABELS["wall_power_w"], "bottleneck": "bottleneck",
+        "meets_sla": SlaOutcome.LABELS["met"], "no_cost_value": "no cost value"}
+
+
+#: results compared against the baseline, with whether more is better (for the sign of a delta's colour)
+RESULTS: dict[str, bool] = {
+    "sla_bounded_rps": True,
+    "capacity_rps": True,
+    "tail_at_rate_ms": False,
+    "tco_usd": False,
+    "queries_per_usd": True,
+    "queries_per_joule": True,
+    "wall_power_w": False,
+}
 
 
 class DesignCurve(BaseModel):
@@ -56,10 +84,9 @@ class Comparison(BaseModel):
     percentile: list[float]  # each design's SLA percentile
     sla_ms: list[float]
     inputs: list[dict[str, str]]  # one row per design
-    # one row per design: RESULTS columns (queries per USD/joule None where the design serves nothing on the
-    # cost basis), bottleneck, meets SLA, and why a cost metric has no value
-    results: list[dict[str, float | str | bool | None]]
-    deltas: list[dict[str, Optional[float]]]  # relative change against the baseline (None where undefined)
+    results: list[DesignOutcome]  # one per design
+    # relative change of each RESULTS field against the baseline (None where undefined)
+    deltas: list[dict[str, Optional[float]]]
     curves: list[DesignCurve]
 
 
@@ -127,17 +154,17 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
         curves.append(DesignCurve(name=s.name, rates_rps=[rate for rate, _, _ in points],
                                   mean_ms=[mean * 1e3 for _, mean, _ in points],
                                   tail_ms=[tail * 1e3 for _, _, tail in points]))
-        pcts.append(float(ev.sla["percentile"]))
-        slas.append(float(ev.sla["latency_ms"]))
-        results.append({
-            "SLA-bounded throughput (req/s)": ev.sla_bounded_rps, "capacity (req/s)": ev.capacity_rps,
-            "tail latency at offered load (ms)": float(ev.sla["latency_at_rate_ms"]),
-            "TCO (USD)": ev.cost["tco_usd"], "queries per USD": ev.cost["queries_per_usd"],
-            "queries per joule": ev.cost["queries_per_joule"], "wall power (W)": ev.cost["wall_power_w"],
-            "bottleneck": ev.bottleneck, "meets SLA": bool(ev.sla["met"]),
-            "no cost value": ev.cost_no_value_reason})
+        pcts.append(float(ev.sla.percentile))
+        slas.append(float(ev.sla.latency_ms))
+        results.append(DesignOutcome(
+            sla_bounded_rps=ev.sla_bounded_rps, capacity_rps=ev.capacity_rps,
+            tail_at_rate_ms=ev.sla.latency_at_rate_ms, tco_usd=ev.cost.tco_usd,
+            queries_per_usd=ev.cost.queries_per_usd, queries_per_joule=ev.cost.queries_per_joule,
+            wall_power_w=ev.cost.wall_power_w, bottleneck=ev.bottleneck, meets_sla=ev.sla.met,
+            no_cost_value=ev.cost_no_value_reason))
     base = results[baseline]
-    deltas = [{k: _delta(r[k], base[k]) for k in RESULTS} for r in results]
+    deltas = [{field: _delta(getattr(outcome, field), getattr(base, field)) for field in RESULTS}
+              for outcome in results]
     return Comparison(names=[s.name for s in scenarios], baseline=baseline, cost_basis=COST_BASIS_NAMES[cost_basis],
                       percentile=pcts, sla_ms=slas,
                       inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)
