@@ -3,7 +3,7 @@
 Each page starts from the link's scenario (?s=) or else the Design page's current one, lets the user change a
 few fields, and writes the scenario it shows back to ?s=, so a copied link reproduces the view. The scenario
 a page started from is kept under '<page>_base' (not a widget key, so it survives reruns); Reset goes back to
-the Design page's current scenario. Engine calls are cached by scenario JSON and the store's data version.
+the Design page's current scenario. Engine calls are cached by ui.compute.engine_call.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from engine.io.urlstate import decode, encode
 from engine.studies.cost import CostView, cost_defaults, cost_view
 from engine.studies.preprocessing import PreprocessingView, preprocessing_view
 from engine.studies.rpc import RpcView, rpc_view
+from ui.compute import engine_call
 from ui.design_state import context
 from ui.scenarios import current_scenario
-from ui.session import get_store
 from ui.text import md
 
 ToWidgets = Callable[[Scenario], dict]
@@ -75,42 +75,22 @@ def validate(data: dict, book) -> Optional[Scenario]:
 
 # --------------------------------------------------------------------------- cached engine calls
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def _preprocessing(scenario_json: str, version: tuple) -> PreprocessingView:
-    ctx = context()
-    return preprocessing_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _rpc(scenario_json: str, version: tuple) -> RpcView:
-    ctx = context()
-    return rpc_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _cost(scenario_json: str, version: tuple) -> CostView:
-    ctx = context()
-    return cost_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _defaults(scenario_json: str, version: tuple) -> dict:
-    ctx = context()
-    return cost_defaults(load_scenario(scenario_json, ctx.book), ctx)
-
-
+@engine_call(entries=128)
 def preprocessing_cached(scenario: Scenario) -> PreprocessingView:
-    return _preprocessing(scenario.to_json(), get_store().version())
+    return preprocessing_view(scenario, context())
 
 
+@engine_call(entries=128)
 def rpc_cached(scenario: Scenario) -> RpcView:
-    return _rpc(scenario.to_json(), get_store().version())
+    return rpc_view(scenario, context())
 
 
+@engine_call(entries=128)
 def cost_cached(scenario: Scenario) -> CostView:
-    return _cost(scenario.to_json(), get_store().version())
+    return cost_view(scenario, context())
 
 
+@engine_call(entries=64)
 def defaults_cached(scenario: Scenario) -> dict:
     """engine.studies.cost.cost_defaults (price and power defaults with their sources) for the scenario's hardware."""
-    return _defaults(scenario.to_json(), get_store().version())
+    return cost_defaults(scenario, context())
