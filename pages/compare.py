@@ -10,6 +10,7 @@ from engine.scenario import ScenarioError, load_scenario
 from engine.seed_presets import presets
 from engine.io.urlstate import decode_many, encode_many
 from ui.choices import keep_choice
+from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
@@ -107,11 +108,10 @@ c = st.columns([1, 1, 2])
 c[0].number_input("Requests per simulated probe", 2_000, 200_000, 10_000, step=2_000, key="cmp_sim_n")
 c[1].number_input("Seed", 0, 2**31 - 1, 0, key="cmp_sim_seed")
 sim_key = (tuple(designs), int(st.session_state["cmp_sim_n"]), int(st.session_state["cmp_sim_seed"]))
-if c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
-               help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)"):
-    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(designs, sim_key[1], sim_key[2]))
-held = st.session_state.get("cmp_sim_result")
-sim = held[1] if held and held[0] == sim_key else None
+pressed = c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
+                      help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)")
+sim = kept_result("cmp_sim_result", sim_key, pressed, lambda: simulate_cached(designs, *sim_key[1:]),
+                  "The simulation could not run")
 SIM_ROW = "SLA-bounded throughput, simulated (req/s)"
 rows = {}
 for i, name in enumerate(cmp.names):

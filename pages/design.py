@@ -14,6 +14,7 @@ from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, Scenar
 from engine.io.urlstate import decode, encode
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
                             layout_choices, to_widgets)
+from ui.compute import kept_result
 from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, set_current
@@ -203,15 +204,10 @@ c = st.columns([1, 1, 2])
 c[0].number_input("Requests per simulated point", 2_000, 500_000, 20_000, step=10_000, key="d_sim_n")
 c[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
 sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_state["d_sim_seed"]))
-if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
-               f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
-    try:
-        st.session_state["d_sim_result"] = (sim_key, simulate_cached(sim_key[0], SIM_FRACTIONS, sim_key[1],
-                                                                     sim_key[2]))
-    except KneepointError as e:  # SimError and friends name the problem
-        st.error(f"The simulation could not run: {md(e)}")
-held = st.session_state.get("d_sim_result")
-sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
+pressed = c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
+                      f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it")
+sim = kept_result("d_sim_result", sim_key, pressed, lambda: simulate_cached(sim_key[0], SIM_FRACTIONS, *sim_key[1:]),
+                  "The simulation could not run")
 st.plotly_chart(latency_vs_load(curve["rates"], curve["mean_ms"], curve["tail_ms"], pct, ev["sla"]["latency_ms"],
                                 ev["rate_rps"], sim=sim["points"] if sim else None), key="d_curve")
 st.caption(f"Analytic mean and p{pct:g} latency from {curve['rates'][0]:,.0f} req/s up to capacity; the dashed "

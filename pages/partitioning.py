@@ -10,6 +10,7 @@ from engine.studies.partitioning import seed_like_scenario
 from engine.charts.partitioning import batch_pdf, bounded_bars
 from engine.scenario import load_scenario
 from engine.io.urlstate import encode_view
+from ui.compute import kept_result
 from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
 from ui.scenarios import current_scenario
@@ -132,14 +133,10 @@ with c[0]:
 with c[1]:
     st.subheader("Latency-bounded throughput")
     sim_key = (base.to_json(), max_gpcs, int(w["par_seed"]), int(w["par_n"]), float(w["par_alpha"]))
-    held = st.session_state.get("par_sim_result")
-    sim = held[1] if held and held[0] == sim_key else None
     chart = st.empty()
+    pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim")
+    sim = kept_result("par_sim_result", sim_key, pressed, lambda: sim_cached(*sim_key), "The simulation could not run")
     chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
-    if st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim"):
-        sim = sim_cached(*sim_key)
-        st.session_state["par_sim_result"] = (sim_key, sim)
-        chart.plotly_chart(bounded_bars(study, sim), key="par_bars_sim")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
                "simulator under each scheduler.")

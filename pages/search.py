@@ -9,6 +9,7 @@ from engine.executors import ray_installed
 from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
 from engine.search import frames
 from engine.charts.search import front_scatter
+from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
 from ui.scenarios import current_scenario, link_problem, pin
 from ui.search_state import search_cached, space_shape
@@ -72,41 +73,31 @@ with st.expander("Least hardware for a load (sizing)"):
     z[0].number_input("Rate (req/s)", 1.0, 1e7, float(base.workload.arrival.rate_rps), key="srch_size_rate")
     z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
     size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
-    if z[2].button("Size", key="srch_size_run"):
-        try:
-            st.session_state["srch_size_result"] = (size_key, size_cached(*size_key))
-        except KneepointError as e:
-            st.error(f"Sizing failed: {md(e)}")
-    sized = st.session_state.get("srch_size_result")
-    if sized and sized[0] == size_key:
-        st.dataframe(sizing_table(sized[1]), hide_index=True, key="srch_size_table")
-        verdict = sized[1].confirmation
+    sized = kept_result("srch_size_result", size_key, z[2].button("Size", key="srch_size_run"),
+                        lambda: size_cached(*size_key), "Sizing failed")
+    if sized is not None:
+        st.dataframe(sizing_table(sized), hide_index=True, key="srch_size_table")
+        verdict = sized.confirmation
         if verdict is not None:
-            best = sized[1].answers[0]
+            best = sized.answers[0]
             text = (f"Simulator on one {verdict.sku} server at {best.server_rate_rps:,.0f} req/s (its share of "
-                    f"{sized[1].rate_rps:,.0f}; {verdict.n_requests:,} requests): "
+                    f"{sized.rate_rps:,.0f}; {verdict.n_requests:,} requests): "
                     f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
                     + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
             (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))
 
             deployment_download(json.dumps(best.scenario), key="srch_size_deploy", servers=best.servers,
-                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized[1].rate_rps:,.0f} req/s")
+                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized.rate_rps:,.0f} req/s")
         else:
             st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
 
 key = (space_json, int(w["srch_confirm"]))
-if st.button("Run the search", key="srch_run", type="primary"):
-    try:
-        result = search_cached(space_json, key[1], executor=w.get("srch_executor", "local"))
-    except KneepointError as e:
-        st.error(f"The search failed: {md(e)}")
-        st.stop()
-    st.session_state["srch_result"] = (key, result)
-held = st.session_state.get("srch_result")
-if not held or held[0] != key:
+result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary"),
+                     lambda: search_cached(space_json, key[1], executor=w.get("srch_executor", "local")),
+                     "The search failed")
+if result is None:
     st.info("Choose the alternatives, then run the search (changing an input cancels a running one).")
     st.stop()
-result = held[1]
 tables = frames(result)
 
 m = st.columns(3)
