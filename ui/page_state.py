@@ -13,14 +13,15 @@ from typing import Callable, Optional
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario
-from engine.io.urlstate import decode, encode
+from engine.io.urlstate import encode
 from engine.studies.cost import CostView, cost_defaults, cost_view
 from engine.studies.preprocessing import PreprocessingView, preprocessing_view
 from engine.studies.rpc import RpcView, rpc_view
 from ui.compute import engine_call
 from ui.design_state import context
-from ui.scenarios import current_scenario
+from ui.scenarios import current_scenario, scenario_reader
 from ui.text import md
+from ui.viewlink import drop_link, read_link, write_link
 
 ToWidgets = Callable[[Scenario], dict]
 
@@ -40,13 +41,7 @@ def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
     state yet) the widgets are set from the link's scenario, else the Design page's. A scenario without GPUs
     is returned as it is, widgets untouched: the page says it is about GPU servers."""
     if marker not in st.session_state or _base_key(page) not in st.session_state:
-        scenario = current_scenario(book)
-        token = st.query_params.get("s")
-        if token:
-            try:
-                scenario = load_scenario(decode(token), book)
-            except ScenarioError as e:
-                st.error(f"The scenario in this link cannot be used: {md(e)}")
+        scenario = read_link("s", scenario_reader(book), "scenario") or current_scenario(book)
         if getattr(scenario, "gpu", None) is None:
             return scenario
         _apply(page, scenario, to_widgets)
@@ -55,13 +50,13 @@ def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
 
 def reset(page: str, book, to_widgets: ToWidgets) -> None:
     """Button callback (runs before the widgets exist, so their values can be set): the Design page's scenario."""
-    st.query_params.clear()
+    drop_link("s")
     _apply(page, current_scenario(book), to_widgets)
 
 
 def publish(scenario: Scenario) -> None:
     """Put the scenario the page shows into the URL."""
-    st.query_params["s"] = encode(scenario)
+    write_link("s", encode(scenario))
 
 
 def validate(data: dict, book) -> Optional[Scenario]:
