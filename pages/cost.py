@@ -4,8 +4,10 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.charts.cost import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
+from engine.scenario import CostSpec
 from engine.studies.cost import PRICE_FIELDS
 from ui.design_state import context
+from ui.fields import field_range
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md
 
@@ -46,14 +48,14 @@ top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.s
 top[1].button("Reset", key="cost_reset", on_click=reset, args=("cost", book, to_widgets),
               help="back to the Design page's current design and the default prices")
 c = st.columns(3)
-c[0].number_input("Years in service", 0.0, 20.0, key="cost_years", help=defaults["years"].label())
-c[1].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="cost_kwh", format="%.4f",
+c[0].number_input("Years in service", *field_range(CostSpec, "years", low=0.0), key="cost_years", help=defaults["years"].label())
+c[1].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="cost_kwh", format="%.4f",
                   help=defaults["usd_per_kwh"].label())
-c[2].number_input("PUE (wall power / IT power)", 0.0, 3.0, key="cost_pue",
+c[2].number_input("PUE (wall power / IT power)", *field_range(CostSpec, "pue"), key="cost_pue",
                   help="1 = no cooling overhead (PREBA states none); 1.5 is a typical data centre")
 c = st.columns(len(PRICE_FIELDS))
 for col, f in zip(c, PRICE_FIELDS):
-    col.number_input(PRICE_LABEL[f], 0.0, 1e7, key=f"cost_{f}", step=100.0, help=defaults[f].label())
+    col.number_input(PRICE_LABEL[f], *field_range(CostSpec, f), key=f"cost_{f}", step=100.0, help=defaults[f].label())
 
 scenario = validate(from_widgets(base, dict(st.session_state), defaults), book)
 if scenario is None:

@@ -9,17 +9,19 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
                                   utilization_bar)
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
-from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
-                             load_scenario)
-from engine.io.urlstate import decode, encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
-                            layout_choices, to_widgets)
+from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
+                             RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
+from engine.io.urlstate import encode
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, RATE_INPUT_RANGE, SHARES, WHOLE, arrival_inputs, fpga_defaults,
+                            from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
-from ui.scenarios import pin, set_current
+from ui.scenarios import pin, scenario_reader, set_current
+from ui.fields import field_choices, field_range
 from ui.session import hosting
 from ui.text import md
+from ui.viewlink import drop_link, read_link, write_link
 
 ctx = context()
 book = ctx.book
@@ -35,14 +37,7 @@ def _apply(scenario) -> None:
 
 
 if "d_model" not in st.session_state:  # first run of this session: the link's scenario, else the default
-    start = load_scenario(DEFAULT_SCENARIO, book)
-    token = st.query_params.get("s")
-    if token:
-        try:
-            start = load_scenario(decode(token), book)
-        except ScenarioError as e:
-            st.error(f"The scenario in this link cannot be used: {md(e)}")
-    _apply(start)
+    _apply(read_link("s", scenario_reader(book), "scenario") or load_scenario(DEFAULT_SCENARIO, book))
 
 def _entries() -> list[str]:
     return [p.strip() for p in st.session_state.get("d_custom", "").replace(";", ",").split(",") if p.strip()]
@@ -57,7 +52,7 @@ def _clear() -> None:
 
 
 def _reset() -> None:  # a callback runs before the widgets exist, so their values can be set
-    st.query_params.clear()
+    drop_link("s")
     _apply(load_scenario(DEFAULT_SCENARIO, book))
 
 
@@ -69,7 +64,7 @@ c = st.columns(4)
 models = sorted(book.model_names)
 c[0].selectbox("Model", models, key="d_model")
 c[1].selectbox("GPU", book.catalog.skus, key="d_gpu")
-c[2].number_input("GPUs", 1, 64, key="d_count")
+c[2].number_input("GPUs", *field_range(GpuSpec, "count"), key="d_count")
 gpu = book.catalog.gpu(st.session_state["d_gpu"])
 modes = [WHOLE, MIG, SHARES, FPGA] if gpu.mig_capable else [WHOLE, SHARES, FPGA]
 if st.session_state.get("d_mode") not in modes:
@@ -103,54 +98,59 @@ elif st.session_state["d_mode"] == FPGA:
     for k, v in fpga_defaults().items():  # widgets off screen in another mode lost their values
         st.session_state.setdefault(k, v)
     c = st.columns(5)
-    c[0].number_input("Boards", 1, 64, key="d_fpga_boards")
-    c[1].number_input("Accelerators per board (0 = the board's)", 0, 64, key="d_fpga_acc")
-    c[2].number_input("Threads per accelerator (0 = the board's)", 0, 16, key="d_fpga_threads")
-    c[3].number_input("Sparsity (zero weights)", 0.0, 0.99, key="d_fpga_sparsity")
-    c[4].number_input("Dedicated ms per request (0 = stored)", 0.0, 1e5, key="d_fpga_ms", format="%.3f",
+    c[0].number_input("Boards", *field_range(FpgaSpec, "boards"), key="d_fpga_boards")
+    c[1].number_input("Accelerators per board (0 = the board's)", *field_range(FpgaSpec, "accelerators_per_board", low=0),
+                      key="d_fpga_acc")
+    c[2].number_input("Threads per accelerator (0 = the board's)",
+                      *field_range(FpgaSpec, "threads_per_accelerator", low=0), key="d_fpga_threads")
+    c[3].number_input("Sparsity (zero weights)", *field_range(FpgaSpec, "sparsity", high=0.99), key="d_fpga_sparsity")
+    c[4].number_input("Dedicated ms per request (0 = stored)", *field_range(FpgaSpec, "ms_per_request", low=0.0),
+                      key="d_fpga_ms", format="%.3f",
                       help="the seed reports speed-ups, not times: give your accelerator's time per request")
 
 with st.expander("Host, preprocessing and RPC path", expanded=False):
     c = st.columns(4)
-    c[0].number_input("Host CPU cores", 1, 1024, key="d_cores")
-    c[1].number_input("Reserved cores", 0, 1023, key="d_reserved")
-    c[2].selectbox("Preprocessing device", [d.value for d in PreprocessDevice], key="d_pre",
+    c[0].number_input("Host CPU cores", *field_range(HostSpec, "cpu_cores"), key="d_cores")
+    c[1].number_input("Reserved cores", *field_range(HostSpec, "cpu_reserved_cores"), key="d_reserved")
+    c[2].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="d_pre",
                    help="cpu: a pool of host cores; dpu: FPGA data-processing unit; gpu: decode on the slices; "
                         "none: PREBA's ideal")
-    c[3].number_input("Preprocessing cores (0 = share all free cores)", 0, 1024, key="d_pre_cores")
+    c[3].number_input("Preprocessing cores (0 = share all free cores)", *field_range(PreprocessingSpec, "cores", low=0),
+                      key="d_pre_cores")
     c = st.columns(4)
-    c[0].number_input("DPU compute units", 1, 64, key="d_dpu_units")
-    c[1].selectbox("RPC path", [p.value for p in RpcPreset], key="d_rpc")
-    c[2].number_input("Link (Gbit/s)", 1.0, 3200.0, key="d_link")
+    c[0].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
+    c[1].selectbox("RPC path", field_choices(RpcSpec, "preset"), key="d_rpc")
+    c[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="d_link")
     with c[3].popover("Advanced RPC components"):
-        st.selectbox("Copy method", ["preset", "cudamemcpy", "gpu-dma", "direct"], key="d_copy")
-        st.selectbox("Orchestration", ["preset", "cpu", "cpu-graphs", "gpu"], key="d_orch")
-        st.selectbox("Completion", ["preset", "spin", "blocking", "callback", "polling"], key="d_completion")
+        st.selectbox("Copy method", ["preset", *field_choices(RpcSpec, "copy_method")], key="d_copy")
+        st.selectbox("Orchestration", ["preset", *field_choices(RpcSpec, "orchestration")], key="d_orch")
+        st.selectbox("Completion", ["preset", *field_choices(RpcSpec, "completion")], key="d_completion")
 
 with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False):
     c = st.columns(4)
-    c[0].selectbox("Batching", [b.value for b in BatchingPolicy], key="d_batching")
-    c[1].number_input("Batch_max (0 = the knee)", 0, 4096, key="d_max_batch")
-    c[2].number_input("Time_queue ms (0 = Time_knee / partitions)", 0.0, 10_000.0, key="d_delay")
-    c[3].selectbox("Scheduler", [p.value for p in SchedulerPolicy], key="d_sched")
+    c[0].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="d_batching")
+    c[1].number_input("Batch_max (0 = the knee)", *field_range(BatchingSpec, "max_batch", low=0), key="d_max_batch")
+    c[2].number_input("Time_queue ms (0 = Time_knee / partitions)", *field_range(BatchingSpec, "max_queue_delay_ms"),
+                      key="d_delay")
+    c[3].selectbox("Scheduler", field_choices(SchedulerSpec, "policy"), key="d_sched")
     c = st.columns(4)
-    c[0].number_input("Offered load (requests/s)", 1.0, 1e7, key="d_rate")
-    c[1].selectbox("Query size", ["fixed", "lognormal", "table"], key="d_qkind",
+    c[0].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="d_rate")
+    c[1].selectbox("Query size", field_choices(QuerySizeSpec, "kind"), key="d_qkind",
                    help="items per query: fixed, log-normal (PARIS), or a table of size:probability")
-    c[2].number_input("Items per query (fixed)", 1, 4096, key="d_qsize")
-    c[3].number_input("SLA latency ms (0 = MLPerf bound)", 0.0, 1e6, key="d_sla")
+    c[2].number_input("Items per query (fixed)", *field_range(QuerySizeSpec, "size"), key="d_qsize")
+    c[3].number_input("SLA latency ms (0 = MLPerf bound)", *field_range(SlaSpec, "latency_ms", low=0.0), key="d_sla")
     c = st.columns(4)
-    c[0].number_input("SLA percentile", 50.0, 99.99, key="d_pct")
-    c[1].number_input("Log-normal mu (PARIS)", -5.0, 10.0, key="d_mu")
-    c[2].number_input("Log-normal sigma", 0.01, 5.0, key="d_sigma")
-    c[3].number_input("ELSA alpha", 0.01, 100.0, key="d_alpha")
+    c[0].number_input("SLA percentile", *field_range(SlaSpec, "percentile", low=50.0, high=99.99), key="d_pct")
+    c[1].number_input("Log-normal mu (PARIS)", *field_range(QuerySizeSpec, "mu"), key="d_mu")
+    c[2].number_input("Log-normal sigma", *field_range(QuerySizeSpec, "sigma", low=0.01), key="d_sigma")
+    c[3].number_input("ELSA alpha", *field_range(SchedulerSpec, "alpha", low=0.01), key="d_alpha")
     c = st.columns(4)
-    c[0].number_input("ELSA beta", 0.01, 100.0, key="d_beta")
+    c[0].number_input("ELSA beta", *field_range(SchedulerSpec, "beta", low=0.01), key="d_beta")
     if st.session_state["d_qkind"] == "table":
         st.text_input("Query sizes, size:probability, comma-separated", key="d_qtable")
-    c[1].number_input("Years", 0.5, 20.0, key="d_years")
-    c[2].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="d_kwh", format="%.3f")
-    c[3].number_input("PUE", 1.0, 3.0, key="d_pue")
+    c[1].number_input("Years", *field_range(CostSpec, "years", low=0.5), key="d_years")
+    c[2].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="d_kwh", format="%.3f")
+    c[3].number_input("PUE", *field_range(CostSpec, "pue"), key="d_pue")
     arrival_inputs(hosting().limits)
 
 try:
@@ -158,7 +158,7 @@ try:
 except ScenarioError as e:
     st.error(f"This design is not valid: {md(e)}")
     st.stop()
-st.query_params["s"] = encode(scenario)
+write_link("s", encode(scenario))
 set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
     st.toast(f"Pinned '{md(scenario.name)}' ({pin(scenario)} pinned); open Compare to see them side by side.")

@@ -6,12 +6,14 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.executors import ray_installed
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
+from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerSpec, load_scenario
 from engine.search import frames
 from engine.charts.search import front_scatter
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
-from ui.scenarios import current_scenario, link_problem, pin
+from ui.design_form import RATE_INPUT_RANGE
+from ui.fields import field_choices
+from ui.scenarios import current_scenario, link_checked, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
 from ui.text import md
@@ -22,9 +24,7 @@ st.caption("Every combination of the alternatives below, around the design now o
            "analytically: the best design under the SLA by SLA-bounded throughput and by queries per dollar, the "
            "Pareto fronts, and the simulator's check of the top designs.")
 
-problem = link_problem(book)
-if problem:
-    st.error(f"The scenario in this link cannot be used: {md(problem)}")
+link_checked(book)
 base = current_scenario(book)
 if base.gpu is None:
     st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
@@ -36,13 +36,14 @@ st.markdown(f"**Around:** {md(base.name)}: {base.model} on {base.gpu.count} x {b
 LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
 c = st.columns(3)
 c[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
-c[1].multiselect("Preprocessing devices", [d.value for d in PreprocessDevice], default=[d.value for d in PreprocessDevice],
+c[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
+                 default=field_choices(PreprocessingSpec, "device"),
                  key="srch_pre", help="all four by default: do I need a DPU?")
-c[2].multiselect("RPC paths", [p.value for p in RpcPreset], default=[base.rpc.preset.value], key="srch_rpc")
+c[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
 c = st.columns(3)
-c[0].multiselect("Batching policies", [b.value for b in BatchingPolicy], default=[base.batching.policy.value],
+c[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
                  key="srch_batch")
-c[1].multiselect("Schedulers", [s.value for s in SchedulerPolicy], default=[base.scheduler.policy.value],
+c[1].multiselect("Schedulers", field_choices(SchedulerSpec, "policy"), default=[base.scheduler.policy.value],
                  key="srch_sched")
 c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
 if ray_installed():  # found without importing Ray: the page loads as fast without it
@@ -70,7 +71,7 @@ with st.expander("Least hardware for a load (sizing)"):
     st.caption("The fewest GPUs (the current layout or any maximal one per GPU) and host cores that carry the rate "
                "within the SLA, per GPU type, ranked by TCO at that rate; the simulator checks the winner.")
     z = st.columns([1, 2, 1])
-    z[0].number_input("Rate (req/s)", 1.0, 1e7, float(base.workload.arrival.rate_rps), key="srch_size_rate")
+    z[0].number_input("Rate (req/s)", *RATE_INPUT_RANGE, float(base.workload.arrival.rate_rps), key="srch_size_rate")
     z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
     size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
     sized = kept_result("srch_size_result", size_key, z[2].button("Size", key="srch_size_run"),
