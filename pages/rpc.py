@@ -71,18 +71,18 @@ top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.s
                "design's GPU and host; the chosen path keeps the design's component overrides.")
 top[1].button("Reset", key="rpc_reset", on_click=reset, args=("rpc", book, to_widgets),
               help="back to the Design page's current design")
-c = st.columns(4)
-c[0].selectbox("Model", sorted(book.model_names), key="rpc_model")
-c[1].selectbox("This design's RPC path", field_choices(RpcSpec, "preset"), key="rpc_preset")
-c[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="rpc_link")
-c[3].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="rpc_rate")
-c = st.columns(4)
-c[0].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="rpc_pre",
-               help="SplitRPC's clients send tensors: 'none' shows the RPC path alone")
-c[1].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="rpc_batching",
-               help="SplitRPC Figure 9 runs without batching, Figure 10 work-conserving")
-c[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_components",
-                help="any engine.stages.rpc.RpcComponents field, e.g. transport_us_per_request=50, pcie_gen=4")
+cols = st.columns(4)
+cols[0].selectbox("Model", sorted(book.model_names), key="rpc_model")
+cols[1].selectbox("This design's RPC path", field_choices(RpcSpec, "preset"), key="rpc_preset")
+cols[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="rpc_link")
+cols[3].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="rpc_rate")
+cols = st.columns(4)
+cols[0].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="rpc_pre",
+                  help="SplitRPC's clients send tensors: 'none' shows the RPC path alone")
+cols[1].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="rpc_batching",
+                  help="SplitRPC Figure 9 runs without batching, Figure 10 work-conserving")
+cols[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_components",
+                   help="any engine.stages.rpc.RpcComponents field, e.g. transport_us_per_request=50, pcie_gen=4")
 
 try:
     data = from_widgets(base, dict(st.session_state))

@@ -34,18 +34,18 @@ st.markdown(f"**Around:** {md(base.name)}: {base.model} on {base.gpu.count} x {b
             f"{base.workload.arrival.rate_rps:,.0f} req/s")
 
 LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
-c = st.columns(3)
-c[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
-c[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
-                 default=field_choices(PreprocessingSpec, "device"),
-                 key="srch_pre", help="all four by default: do I need a DPU?")
-c[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
-c = st.columns(3)
-c[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
-                 key="srch_batch")
-c[1].multiselect("Schedulers", field_choices(SchedulerSpec, "policy"), default=[base.scheduler.policy.value],
-                 key="srch_sched")
-c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
+cols = st.columns(3)
+cols[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
+cols[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
+                    default=field_choices(PreprocessingSpec, "device"),
+                    key="srch_pre", help="all four by default: do I need a DPU?")
+cols[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
+cols = st.columns(3)
+cols[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
+                    key="srch_batch")
+cols[1].multiselect("Schedulers", field_choices(SchedulerSpec, "policy"), default=[base.scheduler.policy.value],
+                    key="srch_sched")
+cols[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
 if ray_installed():  # found without importing Ray: the page loads as fast without it
     st.radio("Run on", ["local", "ray"], horizontal=True, key="srch_executor",
              format_func={"local": "this server", "ray": "Ray cluster"}.get,
@@ -70,11 +70,12 @@ st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axi
 with st.expander("Least hardware for a load (sizing)"):
     st.caption("The fewest GPUs (the current layout or any maximal one per GPU) and host cores that carry the rate "
                "within the SLA, per GPU type, ranked by TCO at that rate; the simulator checks the winner.")
-    z = st.columns([1, 2, 1])
-    z[0].number_input("Rate (req/s)", *RATE_INPUT_RANGE, float(base.workload.arrival.rate_rps), key="srch_size_rate")
-    z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
+    sizing = st.columns([1, 2, 1])
+    sizing[0].number_input("Rate (req/s)", *RATE_INPUT_RANGE, float(base.workload.arrival.rate_rps),
+                           key="srch_size_rate")
+    sizing[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
     size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
-    sized = kept_result("srch_size_result", size_key, z[2].button("Size", key="srch_size_run"),
+    sized = kept_result("srch_size_result", size_key, sizing[2].button("Size", key="srch_size_run"),
                         lambda: size_cached(*size_key), "Sizing failed")
     if sized is not None:
         st.dataframe(sizing_table(sized), hide_index=True, key="srch_size_table")
@@ -118,9 +119,9 @@ if st.button("Pin the best designs for Compare", key="srch_pin", disabled=result
         c = result.candidate(idx)
         pin(load_scenario(c.scenario_json, book).model_copy(update={"name": c.row.label[:120]}))
     st.toast("Pinned; open Compare to see them side by side.")
-c = st.columns(2)
-for col, name, title in ((c[0], "cost-p99", "Cost against p99"), (c[1], "value-throughput",
-                                                                 "Queries per USD against SLA-bounded throughput")):
+cols = st.columns(2)
+for col, name, title in ((cols[0], "cost-p99", "Cost against p99"), (cols[1], "value-throughput",
+                                                                       "Queries per USD against SLA-bounded throughput")):
     with col:
         st.subheader(title)
         st.plotly_chart(front_scatter(result, name), key=f"srch_front_{name}")

@@ -1,4 +1,5 @@
-"""Cached engine calls for the Compare page (ui.compute.engine_call: keyed by the designs' JSON and the data version)."""
+"""Cached engine calls for the Compare page (ui.compute.engine_call: keyed by the designs' JSON and the data
+version)."""
 
 from __future__ import annotations
 

@@ -113,8 +113,8 @@ def kept_result(name: str, inputs: Hashable, pressed: bool, compute: Callable[[]
     if pressed:
         try:
             st.session_state[name] = (inputs, compute())
-        except KneepointError as e:
-            st.error(f"{failure}: {md(e)}")
+        except KneepointError as error:
+            st.error(f"{failure}: {md(error)}")
     held = st.session_state.get(name)
     return held[1] if held and held[0] == inputs else None
 

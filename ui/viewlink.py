@@ -93,8 +93,8 @@ def read_link(param: str, read: Callable[[str], T], what: str) -> Optional[T]:
         return None
     try:
         return read(token)
-    except KneepointError as e:
-        link_problem_shown(what, e)
+    except KneepointError as error:
+        link_problem_shown(what, error)
         return None
 
 
