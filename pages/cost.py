@@ -52,7 +52,7 @@ cols[0].number_input("Years in service", *field_range(CostSpec, "years", low=0.0
                      help=defaults["years"].label())
 cols[1].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="cost_kwh", format="%.4f",
                   help=defaults["usd_per_kwh"].label())
-cols[2].number_input("PUE (wall power / IT power)", *field_range(CostSpec, "pue"), key="cost_pue",
+cols[2].number_input("PUE (wall power / IT power)", *field_range(CostSpec, "pue", low=0.0), key="cost_pue",
                   help="1 = no cooling overhead (PREBA states none); 1.5 is a typical data centre")
 cols = st.columns(len(PRICE_FIELDS))
 for col, field in zip(cols, PRICE_FIELDS):
