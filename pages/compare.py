@@ -6,14 +6,16 @@ import streamlit as st
 from engine.studies.compare import RESULTS, DesignOutcome
 from engine.charts.compare import overlaid_curves, result_bars
 from engine.errors import KneepointError
-from engine.scenario import ScenarioError, load_scenario
+from engine.scenario import load_scenario
 from engine.seed_presets import presets
 from engine.io.urlstate import decode_many, encode_many
 from ui.choices import keep_choice
+from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
 from ui.text import md
+from ui.viewlink import drop_link, read_link, write_link
 
 book = context().book
 st.title("Compare")
@@ -22,13 +24,10 @@ st.caption("Designs pinned on the Design page (or loaded from a seed preset), si
 
 if "cmp_started" not in st.session_state:  # first run: a link's designs, if the session has none
     st.session_state["cmp_started"] = True
-    token = st.query_params.get("c")
-    if token and not pins():
-        try:
-            for d in decode_many(token):
-                pin(load_scenario(d, book))
-        except ScenarioError as e:
-            st.error(f"The designs in this link cannot be used: {md(e)}")
+    if not pins():
+        for design in read_link("c", lambda token: [load_scenario(item, book) for item in decode_many(token)],
+                                "designs") or []:
+            pin(design)
 
 PRESETS = presets()
 c = st.columns([3, 1, 1, 1])
@@ -47,14 +46,14 @@ if c[2].button("Pin current design", key="cmp_pin", help="the design now on the 
     pin(current_scenario(book))
 if c[3].button("Clear", key="cmp_clear"):
     clear_pins()
-    st.query_params.pop("c", None)
+    drop_link("c")
 st.caption(f"Preset question: {PRESETS[st.session_state['cmp_preset']].question}")
 
 designs = pins()
 if not designs:
     st.info("No designs pinned yet. Pin designs on the Design page, press 'Pin current design', or load a preset.")
     st.stop()
-st.query_params["c"] = encode_many([load_scenario(d) for d in designs])
+write_link("c", encode_many([load_scenario(design) for design in designs]))
 
 names = [load_scenario(d).name for d in designs]  # unique: pin() numbers a repeated name
 # The options are the names themselves: a browser sends a selectbox's label, and after the pins change (a preset,
@@ -107,11 +106,10 @@ c = st.columns([1, 1, 2])
 c[0].number_input("Requests per simulated probe", 2_000, 200_000, 10_000, step=2_000, key="cmp_sim_n")
 c[1].number_input("Seed", 0, 2**31 - 1, 0, key="cmp_sim_seed")
 sim_key = (tuple(designs), int(st.session_state["cmp_sim_n"]), int(st.session_state["cmp_sim_seed"]))
-if c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
-               help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)"):
-    st.session_state["cmp_sim_result"] = (sim_key, simulate_cached(designs, sim_key[1], sim_key[2]))
-held = st.session_state.get("cmp_sim_result")
-sim = held[1] if held and held[0] == sim_key else None
+pressed = c[2].button("Simulate latency-bounded throughput", key="cmp_sim",
+                      help="bisect each design's load with the discrete-event simulator (ELSA's routing, real tails)")
+sim = kept_result("cmp_sim_result", sim_key, pressed, lambda: simulate_cached(designs, *sim_key[1:]),
+                  "The simulation could not run")
 SIM_ROW = "SLA-bounded throughput, simulated (req/s)"
 rows = {}
 for i, name in enumerate(cmp.names):

@@ -4,8 +4,10 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.charts.cost import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
+from engine.scenario import CostSpec
 from engine.studies.cost import PRICE_FIELDS
 from ui.design_state import context
+from ui.fields import field_range
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md
 
@@ -45,15 +47,17 @@ top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.s
                f"{base.preprocessing.device.value}, RPC path {base.rpc.preset.value}.")
 top[1].button("Reset", key="cost_reset", on_click=reset, args=("cost", book, to_widgets),
               help="back to the Design page's current design and the default prices")
-c = st.columns(3)
-c[0].number_input("Years in service", 0.0, 20.0, key="cost_years", help=defaults["years"].label())
-c[1].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="cost_kwh", format="%.4f",
+cols = st.columns(3)
+cols[0].number_input("Years in service", *field_range(CostSpec, "years", low=0.0), key="cost_years",
+                     help=defaults["years"].label())
+cols[1].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="cost_kwh", format="%.4f",
                   help=defaults["usd_per_kwh"].label())
-c[2].number_input("PUE (wall power / IT power)", 0.0, 3.0, key="cost_pue",
+cols[2].number_input("PUE (wall power / IT power)", *field_range(CostSpec, "pue", low=0.0), key="cost_pue",
                   help="1 = no cooling overhead (PREBA states none); 1.5 is a typical data centre")
-c = st.columns(len(PRICE_FIELDS))
-for col, f in zip(c, PRICE_FIELDS):
-    col.number_input(PRICE_LABEL[f], 0.0, 1e7, key=f"cost_{f}", step=100.0, help=defaults[f].label())
+cols = st.columns(len(PRICE_FIELDS))
+for col, field in zip(cols, PRICE_FIELDS):
+    col.number_input(PRICE_LABEL[field], *field_range(CostSpec, field), key=f"cost_{field}", step=100.0,
+                     help=defaults[field].label())
 
 scenario = validate(from_widgets(base, dict(st.session_state), defaults), book)
 if scenario is None:
@@ -79,25 +83,25 @@ m[5].metric("Wall power", f"{r.wall_power_w:,.0f} W", help=f"IT power {r.it_powe
 st.caption(f"Priced at {view.basis}: {view.throughput_rps:,.0f} requests/s of a {view.capacity_rps:,.0f} requests/s "
            f"capacity" + (f" ({view.no_value_reason}: no queries per dollar)." if view.no_value_reason else "."))
 
-c = st.columns(2)
-with c[0]:
+cols = st.columns(2)
+with cols[0]:
     st.subheader("CAPEX and OPEX")
     st.plotly_chart(capex_opex_chart(r.capex_breakdown_usd, r.opex_usd, view.inputs.years), key="cost_split")
     st.caption("Purchases by component beside the energy bill over the period. Power: "
                + ", ".join(f"{k} {v:,.0f} W" for k, v in r.power_breakdown_w.items() if v > 0) + " (IT).")
-with c[1]:
+with cols[1]:
     st.subheader("TCO over the years")
     st.plotly_chart(tco_years_chart(view.years), key="cost_years_chart")
     st.caption(f"Cumulative spend: purchases at year 0, energy as it is used; ${view.years[-1].total_usd:,.0f} "
                f"after {view.years[-1].year:g} years.")
 
-c = st.columns(2)
-with c[0]:
+cols = st.columns(2)
+with cols[0]:
     st.subheader("Electricity price")
     st.plotly_chart(kwh_chart(view.kwh, view.tariffs, view.inputs.usd_per_kwh), key="cost_kwh_chart")
     st.caption(f"Queries per dollar from free power to {view.kwh[-1].usd_per_kwh:.3f} USD/kWh; dots are the "
                f"{len(view.tariffs)} published tariffs in the profile store (hover for the source).")
-with c[1]:
+with cols[1]:
     st.subheader("Utilisation")
     st.plotly_chart(utilization_chart(view.utilization, view.priced_utilization), key="cost_util_chart")
     ok = [u for u in view.utilization if u.meets_sla]

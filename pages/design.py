@@ -10,16 +10,19 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.results import AnalyticPartition
-from engine.scenario import (BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError, SchedulerPolicy,
-                             load_scenario)
-from engine.io.urlstate import decode, encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, SHARES, WHOLE, arrival_inputs, fpga_defaults, from_widgets,
-                            layout_choices, to_widgets)
+from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
+                             RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
+from engine.io.urlstate import encode
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, RATE_INPUT_RANGE, SHARES, WHOLE, arrival_inputs,
+                            fpga_defaults, from_widgets, layout_choices, to_widgets)
+from ui.compute import kept_result
 from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
-from ui.scenarios import pin, set_current
+from ui.scenarios import pin, scenario_reader, set_current
+from ui.fields import field_choices, field_range
 from ui.session import hosting
 from ui.text import md
+from ui.viewlink import drop_link, read_link, write_link
 
 ctx = context()
 book = ctx.book
@@ -35,14 +38,7 @@ def _apply(scenario) -> None:
 
 
 if "d_model" not in st.session_state:  # first run of this session: the link's scenario, else the default
-    start = load_scenario(DEFAULT_SCENARIO, book)
-    token = st.query_params.get("s")
-    if token:
-        try:
-            start = load_scenario(decode(token), book)
-        except ScenarioError as e:
-            st.error(f"The scenario in this link cannot be used: {md(e)}")
-    _apply(start)
+    _apply(read_link("s", scenario_reader(book), "scenario") or load_scenario(DEFAULT_SCENARIO, book))
 
 def _entries() -> list[str]:
     return [p.strip() for p in st.session_state.get("d_custom", "").replace(";", ",").split(",") if p.strip()]
@@ -57,7 +53,7 @@ def _clear() -> None:
 
 
 def _reset() -> None:  # a callback runs before the widgets exist, so their values can be set
-    st.query_params.clear()
+    drop_link("s")
     _apply(load_scenario(DEFAULT_SCENARIO, book))
 
 
@@ -65,16 +61,16 @@ top = st.columns([3, 1, 1])
 top[0].text_input("Design name", key="d_name")
 top[1].button("Reset to defaults", key="d_reset", on_click=_reset)
 
-c = st.columns(4)
+cols = st.columns(4)
 models = sorted(book.model_names)
-c[0].selectbox("Model", models, key="d_model")
-c[1].selectbox("GPU", book.catalog.skus, key="d_gpu")
-c[2].number_input("GPUs", 1, 64, key="d_count")
+cols[0].selectbox("Model", models, key="d_model")
+cols[1].selectbox("GPU", book.catalog.skus, key="d_gpu")
+cols[2].number_input("GPUs", *field_range(GpuSpec, "count"), key="d_count")
 gpu = book.catalog.gpu(st.session_state["d_gpu"])
 modes = [WHOLE, MIG, SHARES, FPGA] if gpu.mig_capable else [WHOLE, SHARES, FPGA]
 if st.session_state.get("d_mode") not in modes:
     st.session_state["d_mode"] = WHOLE
-c[3].radio("Partitioning", modes, key="d_mode")
+cols[3].radio("Partitioning", modes, key="d_mode")
 
 if st.session_state["d_mode"] == MIG:
     choices = layout_choices(gpu)
@@ -88,10 +84,10 @@ if st.session_state["d_mode"] == MIG:
         entries = _entries()
         can = addable(gpu, entries)
         fits = [p for p, why in can.items() if why is None]
-        c = st.columns([2, 1, 1])
-        c[0].selectbox("Build it one instance at a time: add", fits or ["(nothing more fits)"], key="d_add")
-        c[1].button("Add", key="d_add_btn", on_click=_add, disabled=not fits)
-        c[2].button("Clear", key="d_clear", on_click=_clear)
+        cols = st.columns([2, 1, 1])
+        cols[0].selectbox("Build it one instance at a time: add", fits or ["(nothing more fits)"], key="d_add")
+        cols[1].button("Add", key="d_add_btn", on_click=_add, disabled=not fits)
+        cols[2].button("Clear", key="d_clear", on_click=_clear)
         blocked = [f"{p}: {why}" for p, why in can.items() if why]
         if blocked and entries:
             st.caption("Cannot add: " + "; ".join(blocked))
@@ -102,55 +98,63 @@ elif st.session_state["d_mode"] == FPGA:
                "GPU above is not used.")
     for k, v in fpga_defaults().items():  # widgets off screen in another mode lost their values
         st.session_state.setdefault(k, v)
-    c = st.columns(5)
-    c[0].number_input("Boards", 1, 64, key="d_fpga_boards")
-    c[1].number_input("Accelerators per board (0 = the board's)", 0, 64, key="d_fpga_acc")
-    c[2].number_input("Threads per accelerator (0 = the board's)", 0, 16, key="d_fpga_threads")
-    c[3].number_input("Sparsity (zero weights)", 0.0, 0.99, key="d_fpga_sparsity")
-    c[4].number_input("Dedicated ms per request (0 = stored)", 0.0, 1e5, key="d_fpga_ms", format="%.3f",
-                      help="the seed reports speed-ups, not times: give your accelerator's time per request")
+    cols = st.columns(5)
+    cols[0].number_input("Boards", *field_range(FpgaSpec, "boards"), key="d_fpga_boards")
+    cols[1].number_input("Accelerators per board (0 = the board's)",
+                         *field_range(FpgaSpec, "accelerators_per_board", low=0),
+                         key="d_fpga_acc")
+    cols[2].number_input("Threads per accelerator (0 = the board's)",
+                         *field_range(FpgaSpec, "threads_per_accelerator", low=0), key="d_fpga_threads")
+    cols[3].number_input("Sparsity (zero weights)", *field_range(FpgaSpec, "sparsity", high=0.99),
+                         key="d_fpga_sparsity")
+    cols[4].number_input("Dedicated ms per request (0 = stored)", *field_range(FpgaSpec, "ms_per_request", low=0.0),
+                         key="d_fpga_ms", format="%.3f",
+                         help="the seed reports speed-ups, not times: give your accelerator's time per request")
 
 with st.expander("Host, preprocessing and RPC path", expanded=False):
-    c = st.columns(4)
-    c[0].number_input("Host CPU cores", 1, 1024, key="d_cores")
-    c[1].number_input("Reserved cores", 0, 1023, key="d_reserved")
-    c[2].selectbox("Preprocessing device", [d.value for d in PreprocessDevice], key="d_pre",
-                   help="cpu: a pool of host cores; dpu: FPGA data-processing unit; gpu: decode on the slices; "
-                        "none: PREBA's ideal")
-    c[3].number_input("Preprocessing cores (0 = share all free cores)", 0, 1024, key="d_pre_cores")
-    c = st.columns(4)
-    c[0].number_input("DPU compute units", 1, 64, key="d_dpu_units")
-    c[1].selectbox("RPC path", [p.value for p in RpcPreset], key="d_rpc")
-    c[2].number_input("Link (Gbit/s)", 1.0, 3200.0, key="d_link")
-    with c[3].popover("Advanced RPC components"):
-        st.selectbox("Copy method", ["preset", "cudamemcpy", "gpu-dma", "direct"], key="d_copy")
-        st.selectbox("Orchestration", ["preset", "cpu", "cpu-graphs", "gpu"], key="d_orch")
-        st.selectbox("Completion", ["preset", "spin", "blocking", "callback", "polling"], key="d_completion")
+    cols = st.columns(4)
+    cols[0].number_input("Host CPU cores", *field_range(HostSpec, "cpu_cores"), key="d_cores")
+    cols[1].number_input("Reserved cores", *field_range(HostSpec, "cpu_reserved_cores"), key="d_reserved")
+    cols[2].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="d_pre",
+                      help="cpu: a pool of host cores; dpu: FPGA data-processing unit; gpu: decode on the slices; "
+                           "none: PREBA's ideal")
+    cols[3].number_input("Preprocessing cores (0 = share all free cores)",
+                         *field_range(PreprocessingSpec, "cores", low=0),
+                         key="d_pre_cores")
+    cols = st.columns(4)
+    cols[0].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
+    cols[1].selectbox("RPC path", field_choices(RpcSpec, "preset"), key="d_rpc")
+    cols[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="d_link")
+    with cols[3].popover("Advanced RPC components"):
+        st.selectbox("Copy method", ["preset", *field_choices(RpcSpec, "copy_method")], key="d_copy")
+        st.selectbox("Orchestration", ["preset", *field_choices(RpcSpec, "orchestration")], key="d_orch")
+        st.selectbox("Completion", ["preset", *field_choices(RpcSpec, "completion")], key="d_completion")
 
 with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False):
-    c = st.columns(4)
-    c[0].selectbox("Batching", [b.value for b in BatchingPolicy], key="d_batching")
-    c[1].number_input("Batch_max (0 = the knee)", 0, 4096, key="d_max_batch")
-    c[2].number_input("Time_queue ms (0 = Time_knee / partitions)", 0.0, 10_000.0, key="d_delay")
-    c[3].selectbox("Scheduler", [p.value for p in SchedulerPolicy], key="d_sched")
-    c = st.columns(4)
-    c[0].number_input("Offered load (requests/s)", 1.0, 1e7, key="d_rate")
-    c[1].selectbox("Query size", ["fixed", "lognormal", "table"], key="d_qkind",
-                   help="items per query: fixed, log-normal (PARIS), or a table of size:probability")
-    c[2].number_input("Items per query (fixed)", 1, 4096, key="d_qsize")
-    c[3].number_input("SLA latency ms (0 = MLPerf bound)", 0.0, 1e6, key="d_sla")
-    c = st.columns(4)
-    c[0].number_input("SLA percentile", 50.0, 99.99, key="d_pct")
-    c[1].number_input("Log-normal mu (PARIS)", -5.0, 10.0, key="d_mu")
-    c[2].number_input("Log-normal sigma", 0.01, 5.0, key="d_sigma")
-    c[3].number_input("ELSA alpha", 0.01, 100.0, key="d_alpha")
-    c = st.columns(4)
-    c[0].number_input("ELSA beta", 0.01, 100.0, key="d_beta")
+    cols = st.columns(4)
+    cols[0].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="d_batching")
+    cols[1].number_input("Batch_max (0 = the knee)", *field_range(BatchingSpec, "max_batch", low=0), key="d_max_batch")
+    cols[2].number_input("Time_queue ms (0 = Time_knee / partitions)", *field_range(BatchingSpec, "max_queue_delay_ms"),
+                         key="d_delay")
+    cols[3].selectbox("Scheduler", field_choices(SchedulerSpec, "policy"), key="d_sched")
+    cols = st.columns(4)
+    cols[0].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="d_rate")
+    cols[1].selectbox("Query size", field_choices(QuerySizeSpec, "kind"), key="d_qkind",
+                      help="items per query: fixed, log-normal (PARIS), or a table of size:probability")
+    cols[2].number_input("Items per query (fixed)", *field_range(QuerySizeSpec, "size"), key="d_qsize")
+    cols[3].number_input("SLA latency ms (0 = MLPerf bound)", *field_range(SlaSpec, "latency_ms", low=0.0), key="d_sla")
+    cols = st.columns(4)
+    cols[0].number_input("SLA percentile", *field_range(SlaSpec, "percentile", low=50.0, high=99.99), key="d_pct")
+    cols[1].number_input("Log-normal mu (PARIS)", *field_range(QuerySizeSpec, "mu"), key="d_mu")
+    cols[2].number_input("Log-normal sigma", *field_range(QuerySizeSpec, "sigma", low=0.01), key="d_sigma")
+    cols[3].number_input("ELSA alpha", *field_range(SchedulerSpec, "alpha", low=0.01), key="d_alpha")
+    cols = st.columns(4)
+    cols[0].number_input("ELSA beta", *field_range(SchedulerSpec, "beta", low=0.01), key="d_beta")
     if st.session_state["d_qkind"] == "table":
         st.text_input("Query sizes, size:probability, comma-separated", key="d_qtable")
-    c[1].number_input("Years", 0.5, 20.0, key="d_years")
-    c[2].number_input("Electricity (USD/kWh)", 0.0, 10.0, key="d_kwh", format="%.3f")
-    c[3].number_input("PUE", 1.0, 3.0, key="d_pue")
+    cols[1].number_input("Years", *field_range(CostSpec, "years", low=0.5), key="d_years")
+    cols[2].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="d_kwh", format="%.3f")
+    cols[3].number_input("PUE", *field_range(CostSpec, "pue"), key="d_pue")
     arrival_inputs(hosting().limits)
 
 try:
@@ -158,7 +162,7 @@ try:
 except ScenarioError as e:
     st.error(f"This design is not valid: {md(e)}")
     st.stop()
-st.query_params["s"] = encode(scenario)
+write_link("s", encode(scenario))
 set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
     st.toast(f"Pinned '{md(scenario.name)}' ({pin(scenario)} pinned); open Compare to see them side by side.")
@@ -200,19 +204,14 @@ if scenario.gpu is not None and not scenario.gpu.shares:
 
 st.subheader("Tail latency against load")
 SIM_FRACTIONS = (0.2, 0.4, 0.6, 0.75, 0.85, 0.92)  # of capacity: where the curve bends
-c = st.columns([1, 1, 2])
-c[0].number_input("Requests per simulated point", 2_000, 500_000, 20_000, step=10_000, key="d_sim_n")
-c[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
+cols = st.columns([1, 1, 2])
+cols[0].number_input("Requests per simulated point", 2_000, 500_000, 20_000, step=10_000, key="d_sim_n")
+cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="d_sim_seed")
 sim_key = (scenario.to_json(), int(st.session_state["d_sim_n"]), int(st.session_state["d_sim_seed"]))
-if c[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
-               f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it"):
-    try:
-        st.session_state["d_sim_result"] = (sim_key, simulate_cached(sim_key[0], SIM_FRACTIONS, sim_key[1],
-                                                                     sim_key[2]))
-    except KneepointError as e:  # SimError and friends name the problem
-        st.error(f"The simulation could not run: {md(e)}")
-held = st.session_state.get("d_sim_result")
-sim = held[1] if held and held[0] == sim_key else None  # points of another design are not shown
+pressed = cols[2].button("Simulate points on the curve", key="d_sim", help="discrete-event simulation (engine.sim) at "
+                         f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it")
+sim = kept_result("d_sim_result", sim_key, pressed, lambda: simulate_cached(sim_key[0], SIM_FRACTIONS, *sim_key[1:]),
+                  "The simulation could not run")
 st.plotly_chart(latency_vs_load(curve.rates_rps, curve.mean_ms, curve.tail_ms, pct, ev.sla.latency_ms,
                                 ev.rate_rps, sim=sim["points"] if sim else None), key="d_curve")
 st.caption(f"Analytic mean and p{pct:g} latency from {curve.rates_rps[0]:,.0f} req/s up to capacity; the dashed "
@@ -225,11 +224,11 @@ if sim:
     st.caption(f"Share of batches by size at {sim['histogram_rate_rps']:,.0f} req/s, the simulated point nearest "
                "the offered load.")
 
-c = st.columns(2)
-with c[0]:
+cols = st.columns(2)
+with cols[0]:
     st.subheader("Where the time goes")
     st.plotly_chart(breakdown_bar(ev.breakdown_ms), key="d_breakdown")
-with c[1]:
+with cols[1]:
     st.subheader("Utilisation")
     st.plotly_chart(utilization_bar(ev.utilization), key="d_util")
     st.caption("Busy fraction, as the simulator reports it. Stages: offered load over capacity. Partitions "

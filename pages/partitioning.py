@@ -9,13 +9,13 @@ from engine.errors import KneepointError
 from engine.studies.partitioning import seed_like_scenario
 from engine.charts.partitioning import batch_pdf, bounded_bars
 from engine.scenario import load_scenario
-from engine.io.urlstate import encode_view
+from ui.compute import kept_result
 from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.text import md
-from ui.viewlink import view_from_link
+from ui.viewlink import PageView
 
 book = get_book()
 st.title("Partitioning")
@@ -47,36 +47,15 @@ def _rules() -> dict:
     return {**LIMITS, "par_model": sorted(book.model_names), "par_gpu": MIG_GPUS, "par_dist": DISTRIBUTIONS}
 
 
-def _apply(values: dict) -> None:
-    for k in KEYS:
-        if k in values:
-            st.session_state[k] = values[k]
-
-
-def _reset() -> None:
-    st.query_params.pop("p", None)
-    _apply(_defaults())
-
-
-if "par_model" not in st.session_state:
-    _apply(_defaults())
-    token = st.query_params.get("p")
-    if token:
-        values, problem = view_from_link(token, _defaults(), _rules())
-        _apply(values)
-        if problem:
-            st.error(f"The view in this link cannot be used: {md(problem)}")
-
-if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
-    for k, v in _defaults().items():
-        st.session_state.setdefault(k, v)
+view = PageView("p", KEYS, _defaults, _rules)
+view.start()
 
 c = st.columns([2, 2, 1, 1, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="par_model")
 c[1].selectbox("GPU", MIG_GPUS, key="par_gpu")
 c[2].number_input("GPUs", *LIMITS["par_count"], key="par_count")
 c[3].number_input("GPC budget (0 = all)", *LIMITS["par_gpcs"], key="par_gpcs", help="compute slices PARIS may use")
-c[4].button("Reset", key="par_reset", on_click=_reset)
+c[4].button("Reset", key="par_reset", on_click=view.reset)
 c = st.columns([1.3, 1, 1, 1, 2, 1.6])
 c[0].radio("Batch sizes", DISTRIBUTIONS, key="par_dist")
 lognormal = st.session_state["par_dist"] == "log-normal"  # both kinds stay drawn so neither loses its values
@@ -92,7 +71,7 @@ with st.expander("Tail percentile, random seed, simulation"):
     c[1].number_input("Seed (random partition, simulation)", *LIMITS["par_seed"], key="par_seed")
     c[2].number_input("ELSA alpha (slack margin)", *LIMITS["par_alpha"], key="par_alpha")
     c[3].number_input("Requests per simulated probe", *LIMITS["par_n"], step=2_000, key="par_n")
-st.query_params["p"] = encode_view({k: st.session_state[k] for k in KEYS})
+view.publish()
 
 w = st.session_state
 query = ({"kind": "lognormal", "mu": float(w["par_mu"]), "sigma": float(w["par_sigma"]), "max_size": int(w["par_max"])}
@@ -130,14 +109,10 @@ with c[0]:
 with c[1]:
     st.subheader("Latency-bounded throughput")
     sim_key = (base.to_json(), max_gpcs, int(w["par_seed"]), int(w["par_n"]), float(w["par_alpha"]))
-    held = st.session_state.get("par_sim_result")
-    sim = held[1] if held and held[0] == sim_key else None
     chart = st.empty()
+    pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim")
+    sim = kept_result("par_sim_result", sim_key, pressed, lambda: sim_cached(*sim_key), "The simulation could not run")
     chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
-    if st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim"):
-        sim = sim_cached(*sim_key)
-        st.session_state["par_sim_result"] = (sim_key, sim)
-        chart.plotly_chart(bounded_bars(study, sim), key="par_bars_sim")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
                "simulator under each scheduler.")

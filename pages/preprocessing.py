@@ -5,10 +5,12 @@ import streamlit as st
 from engine.errors import KneepointError
 from engine.charts.preprocessing import (cores_needed_chart, decode_chart, dpu_sizing_chart, preprocessing_costs_chart,
                                 throughput_by_partitions)
+from engine.scenario import HostSpec, PreprocessingSpec
 from engine.studies.preprocessing import DEVICE_LABEL
 from ui.design_form import CUSTOM, MIG, layout_choices
 from ui.design_form import to_widgets as design_widgets
 from ui.design_state import context
+from ui.fields import field_range
 from ui.page_state import preprocessing_cached, publish, reset, start, validate
 from ui.text import md
 
@@ -53,20 +55,23 @@ top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.s
 top[1].button("Reset", key="pp_reset", on_click=reset, args=("pp", book, to_widgets),
               help="back to the Design page's current design")
 gpu = book.catalog.gpu(base.gpu.sku)
-c = st.columns(4)
-c[0].selectbox("Model", sorted(book.model_names), key="pp_model")
+cols = st.columns(4)
+cols[0].selectbox("Model", sorted(book.model_names), key="pp_model")
 layouts = [AS_DESIGNED] + ([x for x in layout_choices(gpu) if x != CUSTOM] if gpu.mig_capable else [])
 if st.session_state.get("pp_layout") not in layouts:
     st.session_state["pp_layout"] = AS_DESIGNED
-c[1].selectbox(f"Partitioning of each {gpu.sku}", layouts, key="pp_layout",
-               help="the partitions are activated one by one in this order")
-c[2].number_input("Host CPU cores", 1, 1024, key="pp_cores")
-c[3].number_input("Reserved cores", 0, 1024, key="pp_reserved", help="kept for the OS; must be below the cores")
-c = st.columns(4)
-c[0].number_input("Preprocessing cores (0 = share all free cores)", 0, 1024, key="pp_pre_cores")
-c[1].number_input("DPU compute units (8 per card)", 1, 64, key="pp_units")
-c[2].number_input("JPEG size (megapixels)", 0.01, 50.0, key="pp_mp", format="%.3f",
-                  help="ImageNet's mean is about 0.37 MP; sets image preprocessing costs")
+cols[1].selectbox(f"Partitioning of each {gpu.sku}", layouts, key="pp_layout",
+                  help="the partitions are activated one by one in this order")
+cols[2].number_input("Host CPU cores", *field_range(HostSpec, "cpu_cores"), key="pp_cores")
+cols[3].number_input("Reserved cores", *field_range(HostSpec, "cpu_reserved_cores"), key="pp_reserved",
+                     help="kept for the OS; must be below the cores")
+cols = st.columns(4)
+cols[0].number_input("Preprocessing cores (0 = share all free cores)", *field_range(PreprocessingSpec, "cores", low=0),
+                     key="pp_pre_cores")
+cols[1].number_input("DPU compute units (8 per card)", *field_range(PreprocessingSpec, "units"), key="pp_units")
+cols[2].number_input("JPEG size (megapixels)", *field_range(PreprocessingSpec, "image_megapixels", low=0.01),
+                     key="pp_mp", format="%.3f",
+                     help="ImageNet's mean is about 0.37 MP; sets image preprocessing costs")
 
 scenario = validate(from_widgets(base, dict(st.session_state)), book)
 if scenario is None:

@@ -9,7 +9,8 @@ from engine.studies.profiles import series_knees
 from engine.io.records import TABLES, Provenance
 from engine.io.seed_csv import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.session import get_book, get_store, hosting, partition_view
+from ui.profiles_state import partition_view
+from ui.session import get_book, get_store, hosting
 from ui.text import md
 
 

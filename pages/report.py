@@ -9,6 +9,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
+from engine.errors import KneepointError
 from engine.report import (ReportError, StaticUnavailable, build_report, find_chromium, html_to_pdf, png_files,
                            read_scenarios, render_html, report_tables, scenarios_json, table_files, zip_bytes)
 from engine.report.figures import FIGURE_TITLES, design_figures
@@ -19,6 +20,7 @@ from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
 from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
 from engine.io.urlstate import encode
+from ui.compute import engine_call
 from ui.deploy_state import deployment_download
 from ui.design_state import context
 from ui.scenarios import current_scenario, pin, pins
@@ -33,8 +35,8 @@ st.caption("A report of one or more designs for a design review: one self-contai
            "a Chromium is installed.")
 
 
-@st.cache_data(max_entries=16, show_spinner="Evaluating the designs...")
-def _bundle(texts: tuple[str, ...], title: str, version: tuple) -> dict:
+@engine_call(entries=16, spinner="Evaluating the designs...")
+def _bundle(texts: tuple[str, ...], title: str) -> dict:
     """The report and its small files, once per choice of designs, title and data version."""
     store = get_store()
     report = build_report(list(texts), context(), seed_hash=seed_hash(store.seed_dir), title=title,
@@ -76,8 +78,8 @@ def report_tab() -> None:
     texts = tuple(choices[k] for k in picked)
     title = st.session_state["rep_title"]
     try:
-        files = _bundle(texts, title, store.version())
-    except (ScenarioError, ValueError) as e:
+        files = _bundle(texts, title)
+    except KneepointError as e:
         st.error(f"The report cannot be made: {md(e)}")
         return
     report = files["report"]
@@ -140,7 +142,7 @@ def _act(where: str, action) -> None:
     keep its outcome for the tab `where` to show."""
     try:
         st.session_state["rep_msg"] = (where, "success", action())
-    except (ScenarioError, StoreError) as e:
+    except KneepointError as e:  # ScenarioError, StoreError (a name, an owner, a limit), ReportError
         st.session_state["rep_msg"] = (where, "error", str(e))
 
 

@@ -6,9 +6,11 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.charts.rpc import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, ScenarioError
+from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, ScenarioError
 from engine.studies.rpc import BASELINE, LOAD_PERCENTILE
+from ui.design_form import RATE_INPUT_RANGE, parsed
 from ui.design_state import context
+from ui.fields import field_choices, field_range
 from ui.page_state import publish, reset, rpc_cached, start, validate
 from ui.text import md
 
@@ -40,10 +42,8 @@ def _components(text: str) -> dict:
         if low in ("true", "false"):
             out[name.strip()] = low == "true"
             continue
-        try:
-            out[name.strip()] = int(value) if value.lstrip("-").isdigit() else float(value)
-        except ValueError:
-            out[name.strip()] = value
+        number = parsed(value, int if value.lstrip("-").isdigit() else float)
+        out[name.strip()] = value if number is None else number
     return out
 
 
@@ -71,18 +71,18 @@ top[0].caption(f"Starting from '{md(base.name)}': {base.gpu.count} x {base.gpu.s
                "design's GPU and host; the chosen path keeps the design's component overrides.")
 top[1].button("Reset", key="rpc_reset", on_click=reset, args=("rpc", book, to_widgets),
               help="back to the Design page's current design")
-c = st.columns(4)
-c[0].selectbox("Model", sorted(book.model_names), key="rpc_model")
-c[1].selectbox("This design's RPC path", [p.value for p in RpcPreset], key="rpc_preset")
-c[2].number_input("Link (Gbit/s)", 1.0, 3200.0, key="rpc_link")
-c[3].number_input("Offered load (requests/s)", 1.0, 1e7, key="rpc_rate")
-c = st.columns(4)
-c[0].selectbox("Preprocessing device", [d.value for d in PreprocessDevice], key="rpc_pre",
-               help="SplitRPC's clients send tensors: 'none' shows the RPC path alone")
-c[1].selectbox("Batching", [b.value for b in BatchingPolicy], key="rpc_batching",
-               help="SplitRPC Figure 9 runs without batching, Figure 10 work-conserving")
-c[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_components",
-                help="any engine.stages.rpc.RpcComponents field, e.g. transport_us_per_request=50, pcie_gen=4")
+cols = st.columns(4)
+cols[0].selectbox("Model", sorted(book.model_names), key="rpc_model")
+cols[1].selectbox("This design's RPC path", field_choices(RpcSpec, "preset"), key="rpc_preset")
+cols[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="rpc_link")
+cols[3].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="rpc_rate")
+cols = st.columns(4)
+cols[0].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="rpc_pre",
+                  help="SplitRPC's clients send tensors: 'none' shows the RPC path alone")
+cols[1].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="rpc_batching",
+                  help="SplitRPC Figure 9 runs without batching, Figure 10 work-conserving")
+cols[2].text_input("Component overrides (name=value, comma-separated)", key="rpc_components",
+                   help="any engine.stages.rpc.RpcComponents field, e.g. transport_us_per_request=50, pcie_gen=4")
 
 try:
     data = from_widgets(base, dict(st.session_state))

@@ -6,11 +6,14 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.executors import ray_installed
-from engine.scenario import BatchingPolicy, PreprocessDevice, RpcPreset, SchedulerPolicy, load_scenario
+from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerSpec, load_scenario
 from engine.search import frames
 from engine.charts.search import front_scatter
+from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
-from ui.scenarios import current_scenario, link_problem, pin
+from ui.design_form import RATE_INPUT_RANGE
+from ui.fields import field_choices
+from ui.scenarios import current_scenario, link_checked, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
 from ui.text import md
@@ -21,9 +24,7 @@ st.caption("Every combination of the alternatives below, around the design now o
            "analytically: the best design under the SLA by SLA-bounded throughput and by queries per dollar, the "
            "Pareto fronts, and the simulator's check of the top designs.")
 
-problem = link_problem(book)
-if problem:
-    st.error(f"The scenario in this link cannot be used: {md(problem)}")
+link_checked(book)
 base = current_scenario(book)
 if base.gpu is None:
     st.info("The current design runs on FPGA boards; the search varies GPU designs. Pick a GPU on the Design page.")
@@ -33,17 +34,18 @@ st.markdown(f"**Around:** {md(base.name)}: {base.model} on {base.gpu.count} x {b
             f"{base.workload.arrival.rate_rps:,.0f} req/s")
 
 LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable else ["the current GPU set-up"]
-c = st.columns(3)
-c[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
-c[1].multiselect("Preprocessing devices", [d.value for d in PreprocessDevice], default=[d.value for d in PreprocessDevice],
-                 key="srch_pre", help="all four by default: do I need a DPU?")
-c[2].multiselect("RPC paths", [p.value for p in RpcPreset], default=[base.rpc.preset.value], key="srch_rpc")
-c = st.columns(3)
-c[0].multiselect("Batching policies", [b.value for b in BatchingPolicy], default=[base.batching.policy.value],
-                 key="srch_batch")
-c[1].multiselect("Schedulers", [s.value for s in SchedulerPolicy], default=[base.scheduler.policy.value],
-                 key="srch_sched")
-c[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
+cols = st.columns(3)
+cols[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
+cols[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
+                    default=field_choices(PreprocessingSpec, "device"),
+                    key="srch_pre", help="all four by default: do I need a DPU?")
+cols[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
+cols = st.columns(3)
+cols[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
+                    key="srch_batch")
+cols[1].multiselect("Schedulers", field_choices(SchedulerSpec, "policy"), default=[base.scheduler.policy.value],
+                    key="srch_sched")
+cols[2].number_input("Designs the simulator checks", 0, 5, 3, key="srch_confirm")
 if ray_installed():  # found without importing Ray: the page loads as fast without it
     st.radio("Run on", ["local", "ray"], horizontal=True, key="srch_executor",
              format_func={"local": "this server", "ray": "Ray cluster"}.get,
@@ -68,45 +70,36 @@ st.caption(f"{size:,} designs (" + " x ".join(f"{k} {n}" for k, n in zip(per_axi
 with st.expander("Least hardware for a load (sizing)"):
     st.caption("The fewest GPUs (the current layout or any maximal one per GPU) and host cores that carry the rate "
                "within the SLA, per GPU type, ranked by TCO at that rate; the simulator checks the winner.")
-    z = st.columns([1, 2, 1])
-    z[0].number_input("Rate (req/s)", 1.0, 1e7, float(base.workload.arrival.rate_rps), key="srch_size_rate")
-    z[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
+    sizing = st.columns([1, 2, 1])
+    sizing[0].number_input("Rate (req/s)", *RATE_INPUT_RANGE, float(base.workload.arrival.rate_rps),
+                           key="srch_size_rate")
+    sizing[1].multiselect("GPU types", book.catalog.skus, default=[base.gpu.sku], key="srch_size_gpus")
     size_key = (base.to_json(), float(w["srch_size_rate"]), tuple(w["srch_size_gpus"] or [base.gpu.sku]))
-    if z[2].button("Size", key="srch_size_run"):
-        try:
-            st.session_state["srch_size_result"] = (size_key, size_cached(*size_key))
-        except KneepointError as e:
-            st.error(f"Sizing failed: {md(e)}")
-    sized = st.session_state.get("srch_size_result")
-    if sized and sized[0] == size_key:
-        st.dataframe(sizing_table(sized[1]), hide_index=True, key="srch_size_table")
-        verdict = sized[1].confirmation
+    sized = kept_result("srch_size_result", size_key, sizing[2].button("Size", key="srch_size_run"),
+                        lambda: size_cached(*size_key), "Sizing failed")
+    if sized is not None:
+        st.dataframe(sizing_table(sized), hide_index=True, key="srch_size_table")
+        verdict = sized.confirmation
         if verdict is not None:
-            best = sized[1].answers[0]
+            best = sized.answers[0]
             text = (f"Simulator on one {verdict.sku} server at {best.server_rate_rps:,.0f} req/s (its share of "
-                    f"{sized[1].rate_rps:,.0f}; {verdict.n_requests:,} requests): "
+                    f"{sized.rate_rps:,.0f}; {verdict.n_requests:,} requests): "
                     f"p{verdict.percentile:g} " + (f"{verdict.simulated_ms:.2f} ms" if verdict.simulated_ms else "-")
                     + f" against the {verdict.sla_ms:g} ms SLA (analytic {verdict.analytic_ms:.2f} ms).")
             (st.success if verdict.met else st.warning)(text + (" Met." if verdict.met else " Missed."))
 
             deployment_download(json.dumps(best.scenario), key="srch_size_deploy", servers=best.servers,
-                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized[1].rate_rps:,.0f} req/s")
+                                name=f"{best.servers} x {best.gpus_per_server} {best.sku} for {sized.rate_rps:,.0f} req/s")
         else:
             st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
 
 key = (space_json, int(w["srch_confirm"]))
-if st.button("Run the search", key="srch_run", type="primary"):
-    try:
-        result = search_cached(space_json, key[1], executor=w.get("srch_executor", "local"))
-    except KneepointError as e:
-        st.error(f"The search failed: {md(e)}")
-        st.stop()
-    st.session_state["srch_result"] = (key, result)
-held = st.session_state.get("srch_result")
-if not held or held[0] != key:
+result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary"),
+                     lambda: search_cached(space_json, key[1], executor=w.get("srch_executor", "local")),
+                     "The search failed")
+if result is None:
     st.info("Choose the alternatives, then run the search (changing an input cancels a running one).")
     st.stop()
-result = held[1]
 tables = frames(result)
 
 m = st.columns(3)
@@ -126,9 +119,9 @@ if st.button("Pin the best designs for Compare", key="srch_pin", disabled=result
         c = result.candidate(idx)
         pin(load_scenario(c.scenario_json, book).model_copy(update={"name": c.row.label[:120]}))
     st.toast("Pinned; open Compare to see them side by side.")
-c = st.columns(2)
-for col, name, title in ((c[0], "cost-p99", "Cost against p99"), (c[1], "value-throughput",
-                                                                 "Queries per USD against SLA-bounded throughput")):
+cols = st.columns(2)
+for col, name, title in ((cols[0], "cost-p99", "Cost against p99"), (cols[1], "value-throughput",
+                                                                       "Queries per USD against SLA-bounded throughput")):
     with col:
         st.subheader(title)
         st.plotly_chart(front_scatter(result, name), key=f"srch_front_{name}")

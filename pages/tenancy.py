@@ -5,12 +5,11 @@ import streamlit as st
 
 from engine.errors import KneepointError
 from engine.charts.tenancy import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
-from engine.io.urlstate import encode_view
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached
 from ui.text import md
-from ui.viewlink import view_from_link
+from ui.viewlink import PageView
 
 book = get_book()
 st.title("Tenancy")
@@ -43,35 +42,14 @@ def _rules() -> dict:
             "ten_share_gpu": book.catalog.skus}
 
 
-def _apply(values: dict) -> None:
-    for k in KEYS:
-        if k in values:
-            st.session_state[k] = values[k]
-
-
-def _reset() -> None:
-    st.query_params.pop("t", None)
-    _apply(_defaults())
-
-
-if "ten_model" not in st.session_state:  # first run: the link's view, else from the current design
-    _apply(_defaults())
-    token = st.query_params.get("t")
-    if token:
-        values, problem = view_from_link(token, _defaults(), _rules())
-        _apply(values)
-        if problem:
-            st.error(f"The view in this link cannot be used: {md(problem)}")
-
-if any(k not in st.session_state for k in KEYS):  # a widget an earlier st.stop() skipped lost its state
-    for k, v in _defaults().items():
-        st.session_state.setdefault(k, v)
+view = PageView("t", KEYS, _defaults, _rules)  # first run: the link's view, else from the current design
+view.start()
 
 c = st.columns([2, 2, 2, 1])
 c[0].selectbox("Model", sorted(book.model_names), key="ten_model")
 c[1].selectbox("GPU for MIG", MIG_GPUS, key="ten_mig_gpu")
 c[2].selectbox("GPU for GPU% sharing", book.catalog.skus, key="ten_share_gpu")
-c[3].button("Reset", key="ten_reset", on_click=_reset)
+c[3].button("Reset", key="ten_reset", on_click=view.reset)
 share_gpu = book.catalog.gpu(st.session_state["ten_share_gpu"])
 within = [WHOLE_GPU] + ([p.name for p in share_gpu.profiles] if share_gpu.mig_capable else [])
 if st.session_state.get("ten_within") not in within:
@@ -86,7 +64,7 @@ c[3].number_input("Buffer per instance (MB, 0 = estimate)", *LIMITS["ten_buffer"
                   help="CUDA context + workspace + activations of one instance; measure it (the GPU-primitives seed's "
                        "Table II measured figures are rows of data/seed/rpc_figures.csv)")
 c[4].toggle("Share weights (Param-Share)", key="ten_weights")
-st.query_params["t"] = encode_view({k: st.session_state[k] for k in KEYS})
+view.publish()
 
 model, batch = st.session_state["ten_model"], int(st.session_state["ten_batch"])
 if st.session_state["ten_deadline"] <= 0:

@@ -11,17 +11,16 @@ import streamlit as st
 from engine.deploy.export import export_design, zip_bytes
 from engine.deploy.sizing import size
 from engine.errors import KneepointError
-from ui.compute import run_with_progress
-from ui.design_state import context_at
-from ui.session import get_store
+from ui.compute import engine_call
+from ui.design_state import context
 from ui.text import md
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def _deployment_zip(scenario_json: str, servers: int, version: tuple) -> tuple[Optional[bytes], str]:
+@engine_call(entries=32)
+def _deployment_zip(scenario_json: str, servers: int) -> tuple[Optional[bytes], str]:
     """(the zip, a one-line summary) or (None, the reason the design cannot be exported)."""
     try:
-        export = export_design(scenario_json, context_at(version), servers=servers)
+        export = export_design(scenario_json, context(), servers=servers)
     except KneepointError as e:
         return None, str(e)
     plan = export.plan
@@ -32,7 +31,7 @@ def _deployment_zip(scenario_json: str, servers: int, version: tuple) -> tuple[O
 def deployment_download(scenario_json: str, key: str, name: str, where=st, servers: int = 1) -> None:
     """A download button for the design's deployment zip (on `servers` identical servers), or the reason there
     is none."""
-    data, text = _deployment_zip(scenario_json, servers, get_store().version())
+    data, text = _deployment_zip(scenario_json, servers)
     stem = "".join(ch if ch.isalnum() else "-" for ch in name).strip("-").lower() or "design"
     if data is None:
         where.caption(f"No deployment files for {md(repr(name))}: {md(text)}")
@@ -42,13 +41,11 @@ def deployment_download(scenario_json: str, key: str, name: str, where=st, serve
                           help=f"mig-parted, Triton model repository, Kubernetes Deployment + HPA; {text}")
 
 
-def size_cached(scenario_json: str, rate: float, skus: tuple[str, ...]):
+@engine_call(progress="sizing...", kind="size")
+def size_cached(scenario_json: str, rate: float, skus: tuple[str, ...], *, progress=None):
     """The sizing answer (engine.deploy.sizing.size), the winner simulated; computed once per inputs and data
     version for every session, with a progress bar while it runs."""
-    version = get_store().version()
-    return run_with_progress("size", (scenario_json, rate, skus, version),
-                             lambda progress: size(scenario_json, context_at(version), rate, list(skus),
-                                                   progress=progress), "sizing...")
+    return size(scenario_json, context(), rate, list(skus), progress=progress)
 
 
 def sizing_table(result) -> pd.DataFrame:

@@ -8,21 +8,22 @@ from functools import lru_cache
 import streamlit as st
 
 from engine.catalog import enumerate_layouts
-from engine.scenario import FpgaSpec, Scenario, WorkloadKind
+from engine.scenario import ArrivalSpec, FpgaSpec, Scenario, WorkloadKind
 from engine.scenario import GpuSpec as _GpuSpec
 from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
+from ui.fields import field_choices, field_range
 
 WHOLE, MIG, SHARES, FPGA = "Whole GPU (MIG off)", "MIG layout", "GPU% shares", "FPGA boards (EIF)"
 DEFAULT_SKU = "A100-SXM4-80GB"  # the GPU the form shows while an FPGA design is on
 DEFAULT_TABLE = ((1, 0.25), (2, 0.25), (4, 0.25), (8, 0.25))  # a starting point for the table editor
 CUSTOM = "custom (type profiles)"
-ARRIVAL_KINDS = [k.value for k in WorkloadKind]
+ARRIVAL_KINDS = field_choices(ArrivalSpec, "kind")
 #: session key (no widget) for the arrival fields the form has no widget for: diurnal parameters, streams,
 #: and a trace's timestamps (from the upload, or from the link's scenario)
 ARRIVAL_EXTRA = "d_arrival_extra"
 TRACE_FILE, TRACE_ERROR = "d_trace_file", "d_trace_error"
 #: lowest and highest offered load the Design page's rate input takes
-RATE_INPUT_RANGE = (1.0, 1e7)
+RATE_INPUT_RANGE = field_range(ArrivalSpec, "rate_rps", low=1.0)
 
 
 @lru_cache(maxsize=32)
@@ -85,15 +86,22 @@ def _fpga_widgets(f: FpgaSpec) -> dict:
             "d_fpga_ms": f.ms_per_request or 0.0}
 
 
+def parsed(text: str, kind: type = float):
+    """`kind(text)` (int or float), or None when the text does not read as one: the caller keeps the text for
+    validation to name (the one place a typed number is parsed; no engine error is caught here)."""
+    try:
+        return kind(text)
+    except ValueError:
+        return None
+
+
 def _floats(text: str) -> list:
     out = []
     for part in text.replace(";", ",").split(","):
         part = part.strip()
         if part:
-            try:
-                out.append(float(part))
-            except ValueError:
-                out.append(part)  # left for validation to name
+            number = parsed(part)
+            out.append(part if number is None else number)  # text is left for validation to name
     return out
 
 
@@ -103,11 +111,9 @@ def pairs(text: str):
     out = []
     for part in text.replace(";", ",").split(","):
         if part.strip():
-            k, _, p = part.partition(":")
-            try:
-                out.append([int(k), float(p)])
-            except ValueError:
-                out.append(part.strip())
+            size_text, _, probability_text = part.partition(":")
+            size, probability = parsed(size_text, int), parsed(probability_text)
+            out.append(part.strip() if size is None or probability is None else [size, probability])
     return out
 
 
@@ -188,7 +194,7 @@ def arrival_inputs(limits) -> None:
                         "MLPerf Server/Offline/SingleStream/MultiStream, diurnal, or an uploaded trace")
     if st.session_state.get("d_arrival") != WorkloadKind.TRACE.value:
         return
-    c[1].selectbox("Trace timestamp unit", ["s", "ms", "us"], key="d_trace_unit")
+    c[1].selectbox("Trace timestamp unit", field_choices(ArrivalSpec, "trace_unit"), key="d_trace_unit")
     c[2].file_uploader("Arrival trace (CSV)", type=["csv", "txt"], key=TRACE_FILE, max_upload_size=limits.max_mb,
                        on_change=trace_uploaded, args=(limits,),
                        help="one column of timestamps, or a header naming timestamp, time, t or arrival; "

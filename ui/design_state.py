@@ -7,7 +7,7 @@ import streamlit as st
 from engine.analytic import Context, Evaluation, build_design, capacity, evaluate_design
 from engine.report.build import LoadCurve, load_curve
 from engine.scenario import load_scenario
-from ui.compute import run_with_progress
+from ui.compute import engine_call
 from ui.session import get_book, get_store
 
 
@@ -21,25 +21,23 @@ def context() -> Context:
     return context_at(get_store().version())
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def evaluate_json(scenario_json: str, version: tuple) -> tuple[Evaluation, LoadCurve]:
+@engine_call(entries=256)
+def evaluate_cached(scenario_json: str) -> tuple[Evaluation, LoadCurve]:
     """The Evaluation and the 40-point analytic latency-vs-load curve up to capacity."""
-    ctx = context_at(version)
+    ctx = context()
     scenario = load_scenario(scenario_json, ctx.book)
     design = build_design(scenario, ctx)
     evaluation = evaluate_design(design, ctx)
     return evaluation, load_curve(design, evaluation.sla.percentile)
 
 
-def evaluate_cached(scenario_json: str) -> tuple[Evaluation, LoadCurve]:
-    return evaluate_json(scenario_json, get_store().version())
-
-
-def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests: int, seed: int,
-               progress) -> dict:
+@engine_call(progress="simulating...", kind="design-sim")
+def simulate_cached(scenario_json: str, fractions: tuple, n_requests: int, seed: int = 0, *, progress=None) -> dict:
+    """Simulated latency points at fractions of capacity (engine.sim.sweep), and the batch-size histogram
+    at the point nearest the offered load; computed once per inputs for all sessions, with a progress bar."""
     from engine.sim.sweep import sweep
 
-    ctx = context_at(version)
+    ctx = context()
     design = build_design(load_scenario(scenario_json, ctx.book), ctx)
     cap = capacity(design)[0]
     rates = [cap * f for f in fractions]
@@ -54,12 +52,3 @@ def _simulated(scenario_json: str, version: tuple, fractions: tuple, n_requests:
     return {"points": points, "histogram": hist, "histogram_rate_rps": runs[at].rate_rps,
             "requests": n_requests, "seed": seed}
 
-
-def simulate_cached(scenario_json: str, fractions: tuple, n_requests: int, seed: int = 0) -> dict:
-    """Simulated latency points at fractions of capacity (engine.sim.sweep), and the batch-size histogram
-    at the point nearest the offered load; computed once per inputs for all sessions, with a progress bar."""
-    version = get_store().version()
-    return run_with_progress(
-        "design-sim", (scenario_json, version, tuple(fractions), n_requests, seed),
-        lambda progress: _simulated(scenario_json, version, tuple(fractions), n_requests, seed, progress),
-        "simulating...")

@@ -3,7 +3,7 @@
 Each page starts from the link's scenario (?s=) or else the Design page's current one, lets the user change a
 few fields, and writes the scenario it shows back to ?s=, so a copied link reproduces the view. The scenario
 a page started from is kept under '<page>_base' (not a widget key, so it survives reruns); Reset goes back to
-the Design page's current scenario. Engine calls are cached by scenario JSON and the store's data version.
+the Design page's current scenario. Engine calls are cached by ui.compute.engine_call.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from typing import Callable, Optional
 import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario
-from engine.io.urlstate import decode, encode
+from engine.io.urlstate import encode
 from engine.studies.cost import CostView, cost_defaults, cost_view
 from engine.studies.preprocessing import PreprocessingView, preprocessing_view
 from engine.studies.rpc import RpcView, rpc_view
+from ui.compute import engine_call
 from ui.design_state import context
-from ui.scenarios import current_scenario
-from ui.session import get_store
+from ui.scenarios import current_scenario, scenario_reader
 from ui.text import md
+from ui.viewlink import drop_link, read_link, write_link
 
 ToWidgets = Callable[[Scenario], dict]
 
@@ -40,13 +41,7 @@ def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
     state yet) the widgets are set from the link's scenario, else the Design page's. A scenario without GPUs
     is returned as it is, widgets untouched: the page says it is about GPU servers."""
     if marker not in st.session_state or _base_key(page) not in st.session_state:
-        scenario = current_scenario(book)
-        token = st.query_params.get("s")
-        if token:
-            try:
-                scenario = load_scenario(decode(token), book)
-            except ScenarioError as e:
-                st.error(f"The scenario in this link cannot be used: {md(e)}")
+        scenario = read_link("s", scenario_reader(book), "scenario") or current_scenario(book)
         if getattr(scenario, "gpu", None) is None:
             return scenario
         _apply(page, scenario, to_widgets)
@@ -55,13 +50,13 @@ def start(page: str, book, to_widgets: ToWidgets, marker: str) -> Scenario:
 
 def reset(page: str, book, to_widgets: ToWidgets) -> None:
     """Button callback (runs before the widgets exist, so their values can be set): the Design page's scenario."""
-    st.query_params.clear()
+    drop_link("s")
     _apply(page, current_scenario(book), to_widgets)
 
 
 def publish(scenario: Scenario) -> None:
     """Put the scenario the page shows into the URL."""
-    st.query_params["s"] = encode(scenario)
+    write_link("s", encode(scenario))
 
 
 def validate(data: dict, book) -> Optional[Scenario]:
@@ -75,42 +70,22 @@ def validate(data: dict, book) -> Optional[Scenario]:
 
 # --------------------------------------------------------------------------- cached engine calls
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def _preprocessing(scenario_json: str, version: tuple) -> PreprocessingView:
-    ctx = context()
-    return preprocessing_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _rpc(scenario_json: str, version: tuple) -> RpcView:
-    ctx = context()
-    return rpc_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _cost(scenario_json: str, version: tuple) -> CostView:
-    ctx = context()
-    return cost_view(load_scenario(scenario_json, ctx.book), ctx)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _defaults(scenario_json: str, version: tuple) -> dict:
-    ctx = context()
-    return cost_defaults(load_scenario(scenario_json, ctx.book), ctx)
-
-
+@engine_call(entries=128)
 def preprocessing_cached(scenario: Scenario) -> PreprocessingView:
-    return _preprocessing(scenario.to_json(), get_store().version())
+    return preprocessing_view(scenario, context())
 
 
+@engine_call(entries=128)
 def rpc_cached(scenario: Scenario) -> RpcView:
-    return _rpc(scenario.to_json(), get_store().version())
+    return rpc_view(scenario, context())
 
 
+@engine_call(entries=128)
 def cost_cached(scenario: Scenario) -> CostView:
-    return _cost(scenario.to_json(), get_store().version())
+    return cost_view(scenario, context())
 
 
+@engine_call(entries=64)
 def defaults_cached(scenario: Scenario) -> dict:
     """engine.studies.cost.cost_defaults (price and power defaults with their sources) for the scenario's hardware."""
-    return _defaults(scenario.to_json(), get_store().version())
+    return cost_defaults(scenario, context())

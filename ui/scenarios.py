@@ -7,13 +7,14 @@ scenario JSON (plain data), so they survive reruns and can be written into a rep
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable
 
 import streamlit as st
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import Scenario, ScenarioError, load_scenario
 from engine.io.urlstate import decode
+from ui.viewlink import read_link
 
 _CURRENT = "kp_current"
 _PINS = "kp_pins"
@@ -21,6 +22,11 @@ _PINS = "kp_pins"
 
 def set_current(scenario: Scenario) -> None:
     st.session_state[_CURRENT] = scenario.to_json()
+
+
+def scenario_reader(book) -> Callable[[str], Scenario]:
+    """Reads a link's scenario token (?s=) for ui.viewlink.read_link; ScenarioError names what is wrong."""
+    return lambda token: load_scenario(decode(token), book)
 
 
 def current_scenario(book) -> Scenario:
@@ -31,23 +37,17 @@ def current_scenario(book) -> Scenario:
     token = st.query_params.get("s")
     if token:
         try:
-            return load_scenario(decode(token), book)
+            return scenario_reader(book)(token)
         except ScenarioError:
-            pass  # the page that owns the link reports it; here fall back to the default
+            pass  # the page that owns the link reports it (link_checked); here fall back to the default
     return load_scenario(DEFAULT_SCENARIO, book)
 
 
-def link_problem(book) -> Optional[str]:
-    """Why this session's starting scenario could not come from the link (?s=), for a page that starts from
-    current_scenario to show; None when the session has a current design, there is no link, or it loads."""
-    token = st.query_params.get("s")
-    if st.session_state.get(_CURRENT) or not token:
-        return None
-    try:
-        load_scenario(decode(token), book)
-    except ScenarioError as e:
-        return str(e)
-    return None
+def link_checked(book) -> None:
+    """For a page that starts from current_scenario: name a link (?s=) it could not start from. Nothing when the
+    session has a current design (the link is not used), there is no link, or it loads."""
+    if not st.session_state.get(_CURRENT):
+        read_link("s", scenario_reader(book), "scenario")
 
 
 def pins() -> list[str]:

@@ -93,18 +93,3 @@ def sidebar_store_info(store: Store) -> None:
         st.dataframe({"table": list(counts), "rows": list(counts.values())}, hide_index=True,
                      key="sidebar_counts")
 
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _partition_view(version: tuple, model: str, sku: str, partitions: tuple, precision, input_len, percentile: int,
-                    threshold: float, cross_gpu: bool):
-    from engine.studies.profiles import compare_partitions
-
-    return compare_partitions(get_book(), model, sku, list(partitions) or None, precision, input_len, percentile,
-                              threshold, cross_gpu)
-
-
-def partition_view(model: str, sku: str, partitions: list[str], precision=None, input_len=None, percentile=95,
-                   threshold=0.8, cross_gpu=False):
-    """Cached engine.studies.profiles.compare_partitions over the current data."""
-    return _partition_view(get_store().version(), model, sku, tuple(partitions), precision, input_len, percentile,
-                           threshold, cross_gpu)

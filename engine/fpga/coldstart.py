@@ -16,7 +16,7 @@ from typing import Optional
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from engine.fpga.model import PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES
+from engine.fpga.model import PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES, FpgaModelError
 from engine.stages.preprocess import PCIE_X16_GBPS
 
 # EIF seed, Table II: Block RAM used by the 48-thread build, bits.
@@ -49,16 +49,16 @@ class ColdStart(BaseModel):
 def pcie_gbytes_s(gen: int, lanes: int) -> float:
     """Per-direction PCIe bandwidth (GB/s) of a link: the x16 figure (rpc_figures pcie_spec) x lanes / 16."""
     if gen not in PCIE_X16_GBPS:
-        raise ValueError(f"pcie_gen must be one of {', '.join(map(str, PCIE_X16_GBPS))}, got {gen!r}")
+        raise FpgaModelError(f"pcie_gen must be one of {', '.join(map(str, PCIE_X16_GBPS))}, got {gen!r}")
     if not 1 <= lanes <= 16:
-        raise ValueError(f"lanes must be 1..16, got {lanes!r}")
+        raise FpgaModelError(f"lanes must be 1..16, got {lanes!r}")
     return PCIE_X16_GBPS[gen] * lanes / 16
 
 
 def _check(**values: float) -> None:
     for name, v in values.items():
         if v is None or not v >= 0 or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+            raise FpgaModelError(f"{name} must be a finite number >= 0, got {v!r}")
 
 
 def streaming(weights_bytes: float, slice_bytes: float, link_gbytes_s: float, compute_s: float,
@@ -70,7 +70,7 @@ def streaming(weights_bytes: float, slice_bytes: float, link_gbytes_s: float, co
     """
     _check(weights_bytes=weights_bytes, slice_bytes=slice_bytes, compute_s=compute_s, setup_s=setup_s)
     if not link_gbytes_s > 0:
-        raise ValueError(f"link_gbytes_s must be positive, got {link_gbytes_s!r}")
+        raise FpgaModelError(f"link_gbytes_s must be positive, got {link_gbytes_s!r}")
     first = min(slice_bytes, weights_bytes)
     bw = link_gbytes_s * 1e9
     cold = setup_s + first / bw
@@ -88,7 +88,7 @@ def whole_model(weights_bytes: float, link_gbytes_s: Optional[float], compute_s:
     """
     _check(weights_bytes=weights_bytes, compute_s=compute_s, init_s=init_s)
     if link_gbytes_s is not None and not link_gbytes_s > 0:
-        raise ValueError(f"link_gbytes_s must be positive or None, got {link_gbytes_s!r}")
+        raise FpgaModelError(f"link_gbytes_s must be positive or None, got {link_gbytes_s!r}")
     cold = init_s + (weights_bytes / (link_gbytes_s * 1e9) if link_gbytes_s else 0.0)
     response = cold + compute_s
     return ColdStart(platform=platform, loading="whole-model", cold_start_s=cold, compute_s=compute_s,
@@ -105,7 +105,7 @@ def fixed_for_share(share: float, load_s: float, after_s: float) -> float:
     alone already exceeds the share.
     """
     if not 0 <= share < 1:
-        raise ValueError(f"share must be a fraction in [0, 1), got {share!r}")
+        raise FpgaModelError(f"share must be a fraction in [0, 1), got {share!r}")
     _check(load_s=load_s, after_s=after_s)
     return share * after_s / (1 - share) - load_s
 

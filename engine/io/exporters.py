@@ -26,20 +26,25 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
+from engine.errors import KneepointError
 from engine.io.records import TABLES
 from engine.io.seed_csv import neutralise_formula
 from engine.io.userfiles import UserFileError, shown
 from engine.store import USER_TABLES
 
-__all__ = ["FORMATS", "store_rows", "csv_bytes", "frame_csv_bytes", "parquet_bytes", "export_table", "export_all"]
+__all__ = ["FORMATS", "ExportRequestError", "store_rows", "csv_bytes", "frame_csv_bytes", "parquet_bytes", "export_table", "export_all"]
 
 FORMATS = ("csv", "parquet")
+
+
+class ExportRequestError(KneepointError):
+    """An export asked for a table, format or place that does not exist (the message names the valid ones)."""
 
 
 def store_rows(store, table: str, user_only: bool = False) -> list:
     """The rows of `table` (seed and user, or only the user's) as validated row models."""
     if table not in TABLES:
-        raise ValueError(f"{table!r} is not a table; valid: {', '.join(TABLES)}")
+        raise ExportRequestError(f"{table!r} is not a table; valid: {', '.join(TABLES)}")
     model = TABLES[table][0]
     frame = store.user_rows(table) if user_only else store.table(table)
     out = []
@@ -155,7 +160,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 def export_table(store, table: str, path: Path | str, fmt: str = "csv", user_only: bool = False) -> int:
     """Write one table to the file `path`; returns the number of rows written."""
     if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise ExportRequestError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
     rows = store_rows(store, table, user_only)
     model = TABLES[table][0]
     write_atomic(Path(path), csv_bytes(rows, model) if fmt == "csv" else parquet_bytes(rows, model))
@@ -166,7 +171,7 @@ def export_all(store, directory: Path | str, fmt: str = "csv", user_only: bool =
     """Write every table (only those with user rows if `user_only`) to `directory`/<table>.<fmt>."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
-        raise ValueError(f"{directory} is a file; give a directory to export every table, or --table")
+        raise ExportRequestError(f"{directory} is a file; give a directory to export every table, or --table")
     tables = USER_TABLES if user_only else tuple(TABLES)
     return {t: export_table(store, t, directory / f"{t}.{fmt}", fmt, user_only) for t in tables}
 
@@ -179,4 +184,4 @@ def export_bytes(store, table: str, fmt: str = "csv", user_only: bool = False) -
         return csv_bytes(rows, model)
     if fmt == "parquet":
         return parquet_bytes(rows, model)
-    raise ValueError(f"{fmt!r} is not an export format; valid: csv, parquet")
+    raise ExportRequestError(f"{fmt!r} is not an export format; valid: csv, parquet")

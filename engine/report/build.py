@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.analytic import Context, Evaluation, build_design, evaluate_design
 from engine.analytic import load_curve as analytic_load_curve
 from engine.report.provenance import ProfileUse, profiles_used
-from engine.scenario import Scenario, load_scenario
+from engine.scenario import Scenario, ScenarioError, load_scenario
 
 ENGINE_VERSION = "0.8"  # bump when results for the same scenario and data change
 REPORT_SCHEMA = "kneepoint.report/1"
@@ -117,7 +117,7 @@ def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_h
 
     Raises engine.scenario.ScenarioError for an invalid scenario, naming it and the field."""
     if not scenarios:
-        raise ValueError("a report needs at least one scenario")
+        raise ScenarioError("a report needs at least one scenario")
     valid = []
     for i, sc in enumerate(scenarios, start=1):
         try:

@@ -10,7 +10,7 @@ import copy
 
 import pandas as pd
 
-from engine.scenario import Scenario, load_scenario
+from engine.scenario import Scenario, ScenarioError, load_scenario
 from engine.analytic.pipeline import _model_row  # one definition of the fallback, not a copy
 
 
@@ -29,7 +29,7 @@ def variant(scenario: Scenario, book, changes: dict) -> Scenario:
 def require_gpu(scenario: Scenario) -> None:
     """These views model GPU servers; a scenario without GPUs (e.g. an FPGA backend) is refused plainly."""
     if getattr(scenario, "gpu", None) is None:
-        raise ValueError(f"scenario {scenario.name!r} has no GPUs: this view models GPU inference servers")
+        raise ScenarioError(f"scenario {scenario.name!r} has no GPUs: this view models GPU inference servers")
 
 
 def model_row(book, model: str) -> pd.Series:
