@@ -5,7 +5,7 @@ import math
 import pytest
 
 from engine.analytic import Context, evaluate
-from engine.studies.compare import RESULTS, CompareError, compare, describe
+from engine.studies.compare import RESULTS, CompareError, compare_study, describe
 from engine.scenario import load_scenario
 from engine.seed_presets import PresetError, build_preset, presets
 
@@ -21,7 +21,7 @@ def _scs(ctx):
 
 def test_results_are_the_evaluations_and_deltas_are_relative(ctx):
     scs = _scs(ctx)
-    c = compare(scs, ctx, baseline=1)
+    c = compare_study(scs, ctx, baseline=1)
     for s, r in zip(scs, c.results):
         ev = evaluate(s, ctx)
         assert r.capacity_rps == ev.capacity_rps and r.tco_usd == ev.cost.tco_usd
@@ -34,7 +34,7 @@ def test_results_are_the_evaluations_and_deltas_are_relative(ctx):
 
 
 def test_curves_rise_to_capacity(ctx):
-    c = compare(_scs(ctx), ctx)
+    c = compare_study(_scs(ctx), ctx)
     for cur, r in zip(c.curves, c.results):
         assert cur.rates_rps[-1] < r.capacity_rps
         finite = [t for t in cur.tail_ms if math.isfinite(t)]
@@ -43,9 +43,9 @@ def test_curves_rise_to_capacity(ctx):
 
 def test_errors_name_the_problem(ctx):
     with pytest.raises(CompareError, match="pin at least one"):
-        compare([], ctx)
+        compare_study([], ctx)
     with pytest.raises(CompareError, match="baseline 5"):
-        compare(_scs(ctx), ctx, baseline=5)
+        compare_study(_scs(ctx), ctx, baseline=5)
     with pytest.raises(PresetError, match="valid: preba"):
         build_preset("nope", ctx)
 

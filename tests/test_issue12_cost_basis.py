@@ -4,11 +4,11 @@ one meaning of utilisation in the analytic engine and the simulator."""
 import pytest
 
 from engine.analytic import Context, evaluate
-from engine.studies.compare import CompareError, compare
+from engine.studies.compare import CompareError, compare_study
 from engine.cost import CostBasis, priced_rate
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
-from engine.studies.cost import cost_view
+from engine.studies.cost import cost_study
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_a_design_meeting_no_sla_has_no_queries_per_dollar(ctx, preba):
 
 
 def test_compare_prices_every_design_on_one_basis(ctx, preba):
-    c = compare(preba, ctx)
+    c = compare_study(preba, ctx)
     assert c.cost_basis == "the SLA-bounded throughput"
     cpu, dpu = c.results[0], c.results[1]
     assert cpu.queries_per_usd is None and cpu.no_cost_value == "no load meets the SLA"
@@ -46,11 +46,11 @@ def test_compare_prices_every_design_on_one_basis(ctx, preba):
 def test_capacity_basis_is_preba_like_for_like(ctx, preba):
     # PREBA 6.3: DPU vs CPU cost-efficiency 1.86x, each at its throughput (capacity); before, mixing the offered
     # load for one design and the SLA-bounded rate for the other gave 2.98x
-    c = compare(preba, ctx, cost_basis="capacity")
+    c = compare_study(preba, ctx, cost_basis="capacity")
     ratio = c.results[1].queries_per_usd / c.results[0].queries_per_usd
     assert 1.7 < ratio < 2.1 and "capacity" in c.cost_basis
     with pytest.raises(CompareError, match="cost basis"):
-        compare(preba, ctx, cost_basis="whatever")
+        compare_study(preba, ctx, cost_basis="whatever")
 
 
 def test_priced_rate_names_its_basis():
@@ -60,7 +60,7 @@ def test_priced_rate_names_its_basis():
 
 
 def test_cost_view_shows_no_value_as_none(ctx, preba):
-    view = cost_view(preba[0], ctx)
+    view = cost_study(preba[0], ctx)
     assert view.queries_per_usd is None and view.no_value_reason
     assert all(k.queries_per_usd is None for k in view.kwh)
     cpu = next(d for d in view.devices if d.device == "cpu")

@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.analytic import Context
-from engine.studies.partitioning import partition_study, seed_like_scenario, simulate_study
+from engine.studies.partitioning import partitioning_study, seed_like_scenario, simulate_study
 from engine.scenario import load_scenario
 from engine.io.urlstate import decode_view
 from tests.conftest import ROOT
@@ -80,7 +80,7 @@ def test_study_rates_every_policy_and_simulates_on_request(store):
     ctx = Context.from_store(store)
     base = load_scenario(seed_like_scenario(ctx.book, "resnet50", "A100-SXM4-80GB", 2,
                                             {"kind": "lognormal", "mu": 1.0, "sigma": 1.0, "max_size": 16}), ctx.book)
-    study = partition_study(base, ctx)
+    study = partitioning_study(base, ctx)
     by = {r.policy: r for r in study.rows}
     assert by["gpu-max"].bounded_fifs_rps == max(by[p].bounded_fifs_rps for p in ("gpu1", "gpu2", "gpu3", "gpu4",
                                                                                    "gpu7"))

@@ -3,7 +3,7 @@
 import pytest
 
 from engine.profiles import ProfileBook
-from engine.studies.tenancy_backends import backend_view
+from engine.studies.tenancy_backends import tenancy_backends_study
 from engine.tenancy.errors import TenancyError
 from engine.tenancy.mig import mig_tenancy
 
@@ -32,14 +32,14 @@ def test_mig_refuses_a_gpu_without_mig(book):
 
 
 def test_backend_view_uses_given_times_and_says_when_it_stands_in(book):
-    given = backend_view(book, "resnet50", "A100-SXM4-80GB", fpga_ms=2.0, cpu_ms=15.0)
+    given = tenancy_backends_study(book, "resnet50", "A100-SXM4-80GB", fpga_ms=2.0, cpu_ms=15.0)
     assert given.notes == () and given.fpga_threads["ms_per_request"].iloc[0] == pytest.approx(2.0)
     cold = given.cold_start.set_index("platform")
     assert cold.loc["fpga", "cold_start_share"] < cold.loc["gpu", "cold_start_share"]  # streaming starts early
-    stand_in = backend_view(book, "resnet50", "A100-SXM4-80GB")
+    stand_in = tenancy_backends_study(book, "resnet50", "A100-SXM4-80GB")
     assert len(stand_in.notes) == 2 and stand_in.fpga_ms == stand_in.gpu_ms
     with pytest.raises(TenancyError, match="fpga_ms must be above 0"):
-        backend_view(book, "resnet50", "A100-SXM4-80GB", fpga_ms=-1.0)
+        tenancy_backends_study(book, "resnet50", "A100-SXM4-80GB", fpga_ms=-1.0)
 
 
 def test_gpu_pct_inside_a_mig_slice(book):

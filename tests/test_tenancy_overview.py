@@ -3,7 +3,7 @@
 import pytest
 
 from engine.profiles import ProfileBook
-from engine.studies.tenancy import memory_panel, tenancy_overview
+from engine.studies.tenancy import memory_panel, tenancy_study
 from engine.tenancy import TenancyError, knee_gpu_pct, param_share_fit
 
 
@@ -13,7 +13,7 @@ def book(store):
 
 
 def test_overview_panels_agree_with_each_other(book):
-    o = tenancy_overview(book, "resnet50", "V100-16GB", deadline_ms=30, batch=8)
+    o = tenancy_study(book, "resnet50", "V100-16GB", deadline_ms=30, batch=8)
     assert o.share.knee == knee_gpu_pct(o.share.curve)
     assert o.plan.max_instances == o.memory.fit.with_sharing  # Multi-Model capped by what fits
     assert o.oversubscription.gpu_pct_each == o.share.knee.gpu_pct
@@ -37,16 +37,16 @@ def test_memory_defaults_come_from_the_store(book):
 
 def test_without_shared_weights_fewer_instances_may_run(book):
     kw = dict(deadline_ms=30, batch=1, weights_mb=100, buffer_mb=1400, gpu_memory_mb=16384)
-    shared = tenancy_overview(book, "resnet50", "V100-16GB", **kw)
-    own = tenancy_overview(book, "resnet50", "V100-16GB", share_weights=False, **kw)
+    shared = tenancy_study(book, "resnet50", "V100-16GB", **kw)
+    own = tenancy_study(book, "resnet50", "V100-16GB", share_weights=False, **kw)
     assert (own.plan.max_instances, shared.plan.max_instances) == (10, 11)
     assert own.plan.best.instances <= 10 and shared.plan.best.instances <= 11
 
 
 def test_overview_refuses_what_cannot_run(book):
     with pytest.raises(TenancyError, match="not one instance"):
-        tenancy_overview(book, "resnet50", "V100-16GB", deadline_ms=30, weights_mb=20000, buffer_mb=10)
+        tenancy_study(book, "resnet50", "V100-16GB", deadline_ms=30, weights_mb=20000, buffer_mb=10)
     with pytest.raises(TenancyError, match="deadline_ms"):
-        tenancy_overview(book, "resnet50", "V100-16GB", deadline_ms=-1)
+        tenancy_study(book, "resnet50", "V100-16GB", deadline_ms=-1)
     with pytest.raises(TenancyError, match="weights_mb and buffer_mb"):
         memory_panel(book, "not-a-model", "V100-16GB")

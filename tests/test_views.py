@@ -10,9 +10,9 @@ from engine.analytic import Context, evaluate
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import Scenario, ScenarioError, load_scenario
 from engine.studies import require_gpu, variant
-from engine.studies.cost import cost_view, kwh_sensitivity, tco_over_years
-from engine.studies.preprocessing import preprocessing_view
-from engine.studies.rpc import CATEGORIES, rpc_view
+from engine.studies.cost import cost_study, kwh_sensitivity, tco_over_years
+from engine.studies.preprocessing import preprocessing_study
+from engine.studies.rpc import CATEGORIES, rpc_study
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +26,12 @@ def scenario(ctx, **changes):
 
 @pytest.fixture(scope="module")
 def pre(ctx):
-    return preprocessing_view(scenario(ctx), ctx)
+    return preprocessing_study(scenario(ctx), ctx)
 
 
 @pytest.fixture(scope="module")
 def rpc(ctx):
-    return rpc_view(scenario(ctx), ctx)
+    return rpc_study(scenario(ctx), ctx)
 
 
 def served(ctx, **changes):
@@ -42,7 +42,7 @@ def served(ctx, **changes):
 
 @pytest.fixture(scope="module")
 def cost(ctx):
-    return cost_view(served(ctx), ctx)
+    return cost_study(served(ctx), ctx)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -98,14 +98,14 @@ def test_gpu_decode_costs_the_slice_unless_it_has_a_jpeg_engine(ctx, pre):
     assert row.slice_share == pytest.approx(row.inference_items_per_s / row.decode_items_per_s) and row.slice_share > 1
     assert row.items_per_s_with_decode == pytest.approx(1 / (1 / row.inference_items_per_s
                                                              + 1 / row.decode_items_per_s))
-    me = preprocessing_view(scenario(ctx, gpu={"sku": "A100-SXM4-80GB", "layout": ["1g.10gb+me", "3g.40gb"]}), ctx)
+    me = preprocessing_study(scenario(ctx, gpu={"sku": "A100-SXM4-80GB", "layout": ["1g.10gb+me", "3g.40gb"]}), ctx)
     engine = next(r for r in me.decode if r.partition == "1g.10gb+me")
     assert "JPEG engine" in engine.path and engine.slice_share == 0.0
     assert engine.items_per_s_with_decode == min(engine.inference_items_per_s, engine.decode_items_per_s)
 
 
 def test_text_model_needs_no_preprocessing(ctx):
-    v = preprocessing_view(scenario(ctx, model="bert-large"), ctx)
+    v = preprocessing_study(scenario(ctx, model="bert-large"), ctx)
     assert v.pipeline == "none" and v.dpu is None and not v.decode and not v.cost_points
     for r in v.scaling:
         assert len(set(round(x, 6) for x in r.rps.values())) == 1 and r.preprocessing_cores == 0
@@ -120,7 +120,7 @@ def test_measured_costs_are_preferred_and_compared_with_published(ctx, pre):
            "kind": "measured", "measured_on": "2026-11-22", "note": None}
     points = pd.concat([ctx.preprocessing_points, pd.DataFrame([row])], ignore_index=True)
     local = Context(book=ctx.book, preprocessing_points=points, prices_power=ctx.prices_power, gpus=ctx.gpus)
-    v = preprocessing_view(scenario(ctx), local)
+    v = preprocessing_study(scenario(ctx), local)
     measured = next(e for e in v.cpu_costs if e.prefer == "measured")
     assert measured.found and measured.ms_per_item == pytest.approx(2.0)
     assert {p.kind for p in v.cost_points} >= {"measured", "published"}
@@ -168,9 +168,9 @@ def test_table1_services_are_normalised_to_grpc_vma(rpc):
 
 def test_rpc_overrides_stay_on_the_designs_own_path(ctx):
     s = scenario(ctx, rpc={"preset": "grpc", "components": {"transport_us_per_request": 10.0}})
-    v = rpc_view(s, ctx)
+    v = rpc_study(s, ctx)
     assert any("overrides" in n for n in v.notes)
-    base = rpc_view(scenario(ctx), ctx)
+    base = rpc_study(scenario(ctx), ctx)
     assert v.presets[0].e2e_us < base.presets[0].e2e_us and v.presets[1].e2e_us == base.presets[1].e2e_us
 
 
@@ -188,7 +188,7 @@ def test_cost_matches_the_design_evaluation(ctx, cost):
 def test_tco_over_years_starts_at_capex_and_ends_at_tco(cost, ctx):
     assert cost.years[0].year == 0 and cost.years[0].total_usd == pytest.approx(cost.result.capex_usd)
     assert cost.years[-1].year == 3 and cost.years[-1].total_usd == pytest.approx(cost.result.tco_usd)
-    part = cost_view(scenario(ctx, cost={"years": 2.5}), ctx)
+    part = cost_study(scenario(ctx, cost={"years": 2.5}), ctx)
     assert [y.year for y in part.years] == [0, 1, 2, 2.5]
     assert part.years[-1].total_usd == pytest.approx(part.result.tco_usd)
     assert tco_over_years(part.inputs, part.result) == part.years
@@ -224,7 +224,7 @@ def test_dpu_beats_cpu_on_cost_efficiency(cost):
 
 
 def test_explicit_prices_are_used(ctx, cost):
-    v = cost_view(served(ctx, cost={"gpu_price_usd": 1000.0, "server_price_usd": 0.0}), ctx)
+    v = cost_study(served(ctx, cost={"gpu_price_usd": 1000.0, "server_price_usd": 0.0}), ctx)
     assert v.result.capex_breakdown_usd["gpus"] == 1000.0 and v.result.capex_breakdown_usd["servers"] == 0.0
     assert v.result.queries_per_usd > cost.result.queries_per_usd
 

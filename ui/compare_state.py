@@ -3,7 +3,7 @@ version)."""
 
 from __future__ import annotations
 
-from engine.studies.compare import compare, simulate_bounds
+from engine.studies.compare import compare_study, simulate_bounds
 from engine.scenario import load_scenario
 from engine.seed_presets import build_preset
 from ui.compute import engine_call
@@ -13,7 +13,7 @@ from ui.design_state import context
 @engine_call(entries=64, spinner="Evaluating the pinned designs...")
 def compare_cached(designs: list[str], baseline: int):
     ctx = context()
-    return compare([load_scenario(design, ctx.book) for design in designs], ctx, baseline)
+    return compare_study([load_scenario(design, ctx.book) for design in designs], ctx, baseline)
 
 
 @engine_call(entries=16, spinner="Building the preset's designs...")

@@ -14,9 +14,9 @@ import streamlit as st
 
 from engine.scenario import Scenario, ScenarioError, load_scenario
 from engine.io.urlstate import encode
-from engine.studies.cost import CostView, cost_defaults, cost_view
-from engine.studies.preprocessing import PreprocessingView, preprocessing_view
-from engine.studies.rpc import RpcView, rpc_view
+from engine.studies.cost import CostStudy, cost_defaults, cost_study
+from engine.studies.preprocessing import PreprocessingStudy, preprocessing_study
+from engine.studies.rpc import RpcStudy, rpc_study
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.scenarios import current_scenario, scenario_reader
@@ -71,18 +71,18 @@ def validate(data: dict, book) -> Optional[Scenario]:
 # --------------------------------------------------------------------------- cached engine calls
 
 @engine_call(entries=128)
-def preprocessing_cached(scenario: Scenario) -> PreprocessingView:
-    return preprocessing_view(scenario, context())
+def preprocessing_cached(scenario: Scenario) -> PreprocessingStudy:
+    return preprocessing_study(scenario, context())
 
 
 @engine_call(entries=128)
-def rpc_cached(scenario: Scenario) -> RpcView:
-    return rpc_view(scenario, context())
+def rpc_cached(scenario: Scenario) -> RpcStudy:
+    return rpc_study(scenario, context())
 
 
 @engine_call(entries=128)
-def cost_cached(scenario: Scenario) -> CostView:
-    return cost_view(scenario, context())
+def cost_cached(scenario: Scenario) -> CostStudy:
+    return cost_study(scenario, context())
 
 
 @engine_call(entries=64)

@@ -3,7 +3,7 @@ data version)."""
 
 from __future__ import annotations
 
-from engine.studies.partitioning import partition_study, simulate_study
+from engine.studies.partitioning import partitioning_study, simulate_study
 from engine.scenario import load_scenario
 from ui.compute import engine_call
 from ui.design_state import context
@@ -12,7 +12,7 @@ from ui.design_state import context
 @engine_call(entries=32, spinner="Planning every partitioning policy...")
 def study_cached(base_json: str, max_gpcs, seed: int):
     ctx = context()
-    return partition_study(load_scenario(base_json, ctx.book), ctx, max_gpcs=max_gpcs, seed=seed)
+    return partitioning_study(load_scenario(base_json, ctx.book), ctx, max_gpcs=max_gpcs, seed=seed)
 
 
 @engine_call(progress="simulating...", kind="partition-sim")

@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.studies.compare import Comparison, DesignOutcome
+from engine.studies.compare import CompareStudy, DesignOutcome
 
 from engine.charts.style import PALETTE
 #: the results drawn as bars (DesignOutcome fields), each with its axis unit
@@ -15,7 +15,7 @@ BARS = {"sla_bounded_rps": "requests/s", "tail_at_rate_ms": "ms", "tco_usd": "US
         "queries_per_usd": "queries/USD", "queries_per_joule": "queries/J"}
 
 
-def overlaid_curves(c: Comparison) -> go.Figure:
+def overlaid_curves(c: CompareStudy) -> go.Figure:
     """Every design's tail (solid) and mean (dotted) latency against load, with each distinct SLA bound."""
     fig = go.Figure()
     for i, cur in enumerate(c.curves):
@@ -34,7 +34,7 @@ def overlaid_curves(c: Comparison) -> go.Figure:
     return fig
 
 
-def result_bars(c: Comparison) -> go.Figure:
+def result_bars(c: CompareStudy) -> go.Figure:
     """One panel per result (units in the panel titles), one bar per design."""
     labels = [DesignOutcome.LABELS[field] for field in BARS]
     fig = make_subplots(rows=1, cols=len(BARS), subplot_titles=[label.replace(" (", "<br>(") for label in labels])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from engine.studies.partitioning import PartitionStudy, SimRow
+from engine.studies.partitioning import PartitioningStudy, SimRow
 
 
 def batch_pdf(dist: dict[int, float], knees: dict[str, int] | None = None) -> go.Figure:
@@ -24,7 +24,7 @@ def batch_pdf(dist: dict[int, float], knees: dict[str, int] | None = None) -> go
     return fig
 
 
-def bounded_bars(study: PartitionStudy, sim: list[SimRow] | None = None) -> go.Figure:
+def bounded_bars(study: PartitioningStudy, sim: list[SimRow] | None = None) -> go.Figure:
     """Latency-bounded throughput per policy: analytic (FIFS) and, when simulated, FIFS and ELSA."""
     names = [r.policy for r in study.rows]
     fig = go.Figure(go.Bar(x=names, y=[r.bounded_fifs_rps for r in study.rows], name="FIFS (analytic)",

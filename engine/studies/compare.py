@@ -1,7 +1,7 @@
 """Side-by-side comparison of designs: their inputs, results, deltas against a baseline, and curves.
 
-`compare(scenarios, ctx, baseline)` evaluates every design analytically (engine.analytic.operating_point) and
-returns one frozen Comparison: what each design is (a row of inputs), what it achieves (a row of results,
+`compare_study(scenarios, ctx, baseline)` evaluates every design analytically (engine.analytic.operating_point) and
+returns one frozen CompareStudy: what each design is (a row of inputs), what it achieves (a row of results,
 units in the column names), the relative change of every result against the baseline design, and each
 design's latency-vs-load curve up to its capacity.
 """
@@ -75,7 +75,7 @@ class DesignCurve(BaseModel):
     tail_ms: list[float]
 
 
-class Comparison(BaseModel):
+class CompareStudy(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     names: list[str]
@@ -131,8 +131,8 @@ def _delta(x, base) -> Optional[float]:
     return (x - base) / abs(base)
 
 
-def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
-            cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> Comparison:
+def compare_study(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
+                  cost_basis: CostBasis | str = CostBasis.SLA_BOUNDED) -> CompareStudy:
     """Evaluate each design and compare every result with the baseline design's (index into scenarios).
 
     Every design is priced on the same `cost_basis` (default: its SLA-bounded throughput; 'capacity' is
@@ -165,9 +165,9 @@ def compare(scenarios: list[Scenario], ctx: Context, baseline: int = 0,
     base = results[baseline]
     deltas = [{field: _delta(getattr(outcome, field), getattr(base, field)) for field in RESULTS}
               for outcome in results]
-    return Comparison(names=[s.name for s in scenarios], baseline=baseline, cost_basis=COST_BASIS_NAMES[cost_basis],
-                      percentile=pcts, sla_ms=slas,
-                      inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)
+    return CompareStudy(names=[s.name for s in scenarios], baseline=baseline,
+                        cost_basis=COST_BASIS_NAMES[cost_basis], percentile=pcts, sla_ms=slas,
+                        inputs=[describe(s) for s in scenarios], results=results, deltas=deltas, curves=curves)
 
 
 class SimulatedBound(BaseModel):

@@ -84,7 +84,7 @@ class DeviceCost(_Row):
     queries_per_joule: Optional[float]
 
 
-class CostView(_Row):
+class CostStudy(_Row):
     throughput_rps: float
     basis: str  # which throughput the cost is priced at, in words
     no_value_reason: Optional[str]  # why queries per dollar/joule have no value (None when they have one)
@@ -204,7 +204,7 @@ def _device_costs(scenario: Scenario, ctx: Context) -> tuple[DeviceCost, ...]:
     return tuple(out)
 
 
-def cost_view(scenario: Scenario, ctx: Context, kwh_top: Optional[float] = None) -> CostView:
+def cost_study(scenario: Scenario, ctx: Context, kwh_top: Optional[float] = None) -> CostStudy:
     """The design's cost at the throughput it sustains, over the years, and its sensitivities."""
     require_gpu(scenario)
     design = build_design(scenario, ctx)
@@ -216,7 +216,7 @@ def cost_view(scenario: Scenario, ctx: Context, kwh_top: Optional[float] = None)
     top = kwh_top or KWH_SPAN * max([inputs.usd_per_kwh] + [t.usd_per_kwh for t in known])
     notes = (f"{inputs.servers} server(s), {inputs.gpus} GPU(s), {inputs.dpus} DPU card(s), {inputs.nics} NIC(s); "
              f"{HOURS_PER_YEAR:g} hours a year",) + result.notes
-    return CostView(throughput_rps=rate, basis=priced.basis, no_value_reason=priced.no_value_reason,
+    return CostStudy(throughput_rps=rate, basis=priced.basis, no_value_reason=priced.no_value_reason,
                     queries_per_usd=_valued(result.queries_per_usd, priced),
                     queries_per_joule=_valued(result.queries_per_joule, priced), capacity_rps=cap, sla_bounded_rps=sla,
                     priced_utilization=rate / cap if cap > 0 else 0.0, inputs=inputs,

@@ -1,6 +1,6 @@
 """The Partitioning page's question: PARIS against homogeneous and random partitions, on one server.
 
-`partition_study` plans every policy (engine.partition.plan) for a seed-like base scenario and rates
+`partitioning_study` plans every policy (engine.partition.plan) for a seed-like base scenario and rates
 each analytically: capacity and latency-bounded (SLA-bounded) throughput under FIFS. The analytic
 engine does not model ELSA's size-aware routing (it prices ELSA as FIFS), so ELSA against FIFS is
 answered by the simulator on demand: `simulate_study` bisects each policy's latency-bounded
@@ -41,7 +41,7 @@ class PolicyRow(BaseModel):
     notes: list[str]
 
 
-class PartitionStudy(BaseModel):
+class PartitioningStudy(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     sku: str
@@ -79,8 +79,8 @@ def seed_like_scenario(book, model: str, sku: str, gpus: int, query_size: dict, 
     return data
 
 
-def partition_study(base: Scenario, ctx, max_gpcs: Optional[int] = None, seed: int = 0,
-                    policies=STUDY_POLICIES) -> PartitionStudy:
+def partitioning_study(base: Scenario, ctx, max_gpcs: Optional[int] = None, seed: int = 0,
+                    policies=STUDY_POLICIES) -> PartitioningStudy:
     """Plan and rate (analytically, FIFS) every policy on the base scenario's GPUs."""
     rows, skipped, paris_res = [], {}, None
     for name in policies:
@@ -100,13 +100,13 @@ def partition_study(base: Scenario, ctx, max_gpcs: Optional[int] = None, seed: i
                            + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     d0 = build_design(load_scenario(rows[0].scenario, ctx.book), ctx)
     gpu = ctx.book.gpu(base.gpu.sku)
-    return PartitionStudy(sku=gpu.sku, gpus=base.gpu.count,
+    return PartitioningStudy(sku=gpu.sku, gpus=base.gpu.count,
                           max_gpcs=max_gpcs or base.gpu.count * gpu.compute_slices, dist=batch_dist(base),
                           sla_ms=d0.sla_s * 1e3, percentile=d0.sla_percentile * 100, paris=paris_res, rows=rows,
                           skipped=skipped)
 
 
-def simulate_study(study: PartitionStudy, ctx, policies=("gpu-max", "random", "paris"),
+def simulate_study(study: PartitioningStudy, ctx, policies=("gpu-max", "random", "paris"),
                    schedulers=SIM_SCHEDULERS, n_requests: int = 10_000, seed: int = 0, alpha: float = 1.5,
                    progress: Optional[Callable[[float], None]] = None) -> list[SimRow]:
     """Simulated latency-bounded throughput of the chosen policies under each scheduler.

@@ -114,7 +114,7 @@ class CpuCostEstimate(_Row):
     found: bool  # rows of the preferred kind exist (else the estimate fell back to the other kind)
 
 
-class PreprocessingView(_Row):
+class PreprocessingStudy(_Row):
     model: str
     pipeline: str  # image | audio | none
     input_size: Optional[float]  # MP (image) or seconds (audio)
@@ -182,7 +182,7 @@ def _gpu_cap(design: Design, k: int) -> float:
 
 # --------------------------------------------------------------------------- the view
 
-def preprocessing_view(scenario: Scenario, ctx: Context) -> PreprocessingView:
+def preprocessing_study(scenario: Scenario, ctx: Context) -> PreprocessingStudy:
     """PREBA's preprocessing view of a design (see the module docstring for the figures it reproduces)."""
     require_gpu(scenario)
     gpu = ctx.book.catalog.gpu(scenario.gpu.sku)
@@ -213,7 +213,7 @@ def preprocessing_view(scenario: Scenario, ctx: Context) -> PreprocessingView:
     dpu = _dpu_summary(scenario.preprocessing, base.q_mean, gpu.pcie_gen, dpu_times, scaling[-1]) if needs else None
     points, costs = ctx.memo(("view:costs", pipeline, size, audio_s),
                              lambda: _costs(ctx.preprocessing_points, pipeline, size, audio_s))
-    return PreprocessingView(model=scenario.model, pipeline=pipeline, input_size=size,
+    return PreprocessingStudy(model=scenario.model, pipeline=pipeline, input_size=size,
                              input_unit={"image": "MP", "audio": "s of audio"}.get(pipeline, ""), q_mean=base.q_mean,
                              scaling=scaling, devices=devices, decode=decode, dpu=dpu, cost_points=points,
                              cpu_costs=costs, notes=tuple(notes))

@@ -70,7 +70,7 @@ class ServiceRow(_Row):
     e2e_us: float
 
 
-class RpcView(_Row):
+class RpcStudy(_Row):
     model: str
     partition: str  # the partition whose batch-1 GPU time the breakdown uses
     gpu_us: float
@@ -124,7 +124,7 @@ def table1_services() -> tuple[ServiceRow, ...]:
     return tuple(rows)
 
 
-def rpc_view(scenario: Scenario, ctx: Context) -> RpcView:
+def rpc_study(scenario: Scenario, ctx: Context) -> RpcStudy:
     """SplitRPC's view of a design's RPC path against every preset (see the module docstring)."""
     require_gpu(scenario)
     gpu = ctx.book.catalog.gpu(scenario.gpu.sku)
@@ -152,7 +152,7 @@ def rpc_view(scenario: Scenario, ctx: Context) -> RpcView:
     if scenario.rpc.components or any(getattr(scenario.rpc, n) is not None
                                       for n in ("copy_method", "orchestration", "completion", "polling_interval_us")):
         notes.append(f"component overrides apply to the design's own path ({scenario.rpc.preset.value}) only")
-    return RpcView(model=scenario.model, partition=part, gpu_us=gpu_s * 1e6,
+    return RpcStudy(model=scenario.model, partition=part, gpu_us=gpu_s * 1e6,
                    kernels=model.kernel_count or DEFAULT_KERNEL_COUNT, request_bytes=model.request_bytes,
                    response_bytes=model.response_bytes, rate_rps=rate, sla_ms=sla_ms, presets=tuple(presets),
                    load=tuple(load),

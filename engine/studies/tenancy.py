@@ -1,4 +1,4 @@
-"""One call per Tenancy-page panel, and `tenancy_overview` that runs them all for one (model, GPU).
+"""One call per Tenancy-page panel, and `tenancy_study` that runs them all for one (model, GPU).
 
 The page reads its widgets, calls these and renders the tables (`.table()` / `.rows()`); nothing
 here imports streamlit.
@@ -40,7 +40,7 @@ class MemoryPanel(BaseModel):
     standby_extra_mb_with: float
 
 
-class TenancyOverview(BaseModel):
+class TenancyStudy(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     share: SharePanel
@@ -85,13 +85,13 @@ def memory_panel(book, model: str, sku: str, batch: int = 8, weights_mb: Optiona
                        standby_extra_mb_with=standby_extra_mb(w, b, shared=True))
 
 
-def tenancy_overview(book, model: str, sku: str, deadline_ms: float, batch: int = 8, available_pct: float = 100.0,
+def tenancy_study(book, model: str, sku: str, deadline_ms: float, batch: int = 8, available_pct: float = 100.0,
                      rate_rps: Optional[float] = None, step: int = DEFAULT_STEP_PCT, percentile: int = 99,
                      threshold: float = KNEE_GAIN_THRESHOLD, input_len: Optional[float] = None,
                      weights_mb: Optional[float] = None, buffer_mb: Optional[float] = None,
                      gpu_memory_mb: Optional[float] = None, share_weights: bool = True,
                      oversubscribe_pct: Optional[int] = None, load_s: float = RESTART_LOAD_S,
-                     switch_s: float = STANDBY_SWITCH_S, mig_profile: Optional[str] = None) -> TenancyOverview:
+                     switch_s: float = STANDBY_SWITCH_S, mig_profile: Optional[str] = None) -> TenancyStudy:
     """Every Tenancy panel for one (model, GPU, batch).
 
     Multi-Model is capped by what fits in memory (with shared weights when `share_weights`); the
@@ -114,5 +114,5 @@ def tenancy_overview(book, model: str, sku: str, deadline_ms: float, batch: int 
              if share.curve.refused else "", plan.reason,
              f"Multi-Model capped at {fits} instances: what fits in memory "
              f"{'with' if share_weights else 'without'} shared weights"]
-    return TenancyOverview(share=share, memory=memory, plan=plan, oversubscription=sweep,
+    return TenancyStudy(share=share, memory=memory, plan=plan, oversubscription=sweep,
                            reconfiguration=reconfiguration(rate, load_s, switch_s), notes=tuple(n for n in notes if n))

@@ -1,7 +1,7 @@
 """Tenancy across backends: FPGA hardware threads (EIF) next to a GPU, and cold start per backend.
 
 The EIF seed reports speed-ups, not absolute times, so the FPGA's and CPU's per-request times are
-inputs; where a user gives none, `backend_view` starts from the GPU's own batch-1 time from the
+inputs; where a user gives none, `tenancy_backends_study` starts from the GPU's own batch-1 time from the
 service-time model and says so in `notes`. Weights come from the models table.
 Times in ms, sizes in MB (1e6 bytes), throughput in requests/s.
 """
@@ -17,7 +17,7 @@ from engine.fpga import cold_start_table, fpga_tenancy_table
 from engine.tenancy.errors import TenancyError
 
 
-class BackendView(BaseModel):
+class TenancyBackendsStudy(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     model: str
@@ -32,8 +32,9 @@ class BackendView(BaseModel):
     notes: tuple[str, ...]
 
 
-def backend_view(book, model: str, gpu_sku: str, fpga_ms: Optional[float] = None, cpu_ms: Optional[float] = None,
-                 sparsity: float = 0.6, boards: int = 1) -> BackendView:
+def tenancy_backends_study(book, model: str, gpu_sku: str, fpga_ms: Optional[float] = None,
+                           cpu_ms: Optional[float] = None, sparsity: float = 0.6,
+                           boards: int = 1) -> TenancyBackendsStudy:
     """FPGA tenants per thread count and cold start on FPGA, GPU and CPU for one model."""
     if model not in book.models.index:
         raise TenancyError(f"model {model!r} has no row in the models table (weights size unknown)")
@@ -53,5 +54,5 @@ def backend_view(book, model: str, gpu_sku: str, fpga_ms: Optional[float] = None
             raise TenancyError(f"{name} must be above 0 ms, got {v!r}")
     threads = fpga_tenancy_table(fpga_ms, sparsity, boards=boards)
     cold = cold_start_table(weights_mb, fpga_ms, gpu_ms, cpu_ms)
-    return BackendView(model=model, gpu_sku=gpu_sku, weights_mb=weights_mb, gpu_ms=gpu_ms, fpga_ms=fpga_ms,
+    return TenancyBackendsStudy(model=model, gpu_sku=gpu_sku, weights_mb=weights_mb, gpu_ms=gpu_ms, fpga_ms=fpga_ms,
                        cpu_ms=cpu_ms, sparsity=sparsity, fpga_threads=threads, cold_start=cold, notes=tuple(notes))

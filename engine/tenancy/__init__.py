@@ -15,4 +15,4 @@ __all__ = ["KNEE_GAIN_THRESHOLD", "RESTART_LOAD_S", "STANDBY_SWITCH_S", "GpuShar
            "ParamShareFit", "Reconfiguration", "TenancyError", "Tenant",
            "instances_with_sharing", "instances_without_sharing", "knee_gpu_pct", "latency_vs_gpu_pct",
            "multi_model", "oversubscribe", "oversubscription_sweep", "param_share_fit",
-           "plan_multimodel", "reconfiguration", "share_grid", "standby_extra_mb", "tenancy_overview"]
+           "plan_multimodel", "reconfiguration", "share_grid", "standby_extra_mb"]
