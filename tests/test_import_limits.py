@@ -18,11 +18,12 @@ from engine.io.exporters import csv_bytes, parquet_bytes
 from engine.hosting import UploadLimits
 from engine.io.importers import ImportFailed, check_upload_limits, import_upload, parse_own
 from engine.io.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
-                            LoadPointRow, Provenance)
+                               LoadPointRow)
 from engine.io.seed_csv import read_csv
 from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
 from tests.conftest import SEED
 from tests.test_importers import MA, MA_GIVEN, PA, PERF
+from engine.vocab import Provenance
 
 GOOD = dict(model="resnet50", sku="A100-SXM4-40GB", partition="full", precision="fp16", framework="trt", batch=1,
             mean_ms=2.0, throughput=500.0, kind="measured", source="bench run")

@@ -18,8 +18,9 @@ from engine.cli.main import main
 from engine.partition.bounded import sim_bounded_rate
 from engine.partition.pack import PackingError
 from engine.partition.paris import MAX_BATCH
-from engine.partition.plan import SLA_MULTIPLE, PartitionPolicy, fit, plan, seed_sla_ms
+from engine.partition.plan import SLA_MULTIPLE, fit, plan, seed_sla_ms
 from engine.scenario import load_scenario
+from engine.vocab import PartitionPolicy
 
 SKU = "A100-SXM4-80GB"
 SEED = "PARIS-ELSA seed"

@@ -8,10 +8,11 @@ from functools import lru_cache
 import streamlit as st
 
 from engine.catalog import enumerate_layouts
-from engine.scenario import ArrivalSpec, FpgaSpec, Scenario, WorkloadKind
+from engine.scenario import ArrivalSpec, FpgaSpec, Scenario
 from engine.scenario import GpuSpec as _GpuSpec
 from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
 from ui.fields import field_choices, field_range
+from engine.vocab import WorkloadKind
 
 WHOLE, MIG, SHARES, FPGA = "Whole GPU (MIG off)", "MIG layout", "GPU% shares", "FPGA boards (EIF)"
 DEFAULT_SKU = "A100-SXM4-80GB"  # the GPU the form shows while an FPGA design is on

@@ -12,13 +12,14 @@ from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
 from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate
 from engine.analytic.pipeline import Context, build_design
-from engine.cost import (COST_BASIS_NAMES, CostBasis, CostResult, PricedRate, fpga_price_defaults,
-                         inputs_from_spec, price_defaults, priced_rate, servers_for, tco)
+from engine.cost import (COST_BASIS_NAMES, CostResult, PricedRate, fpga_price_defaults, inputs_from_spec,
+                         price_defaults, priced_rate, servers_for, tco)
 from engine.errors import KneepointError
 from engine.fpga.model import board
 from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
 from engine.results import AnalyticPartition, BatchingSummary, CostSummary, HostCpuUse, LatencySummary, SlaOutcome
-from engine.scenario import PreprocessDevice, RpcPreset, Scenario, load_scenario
+from engine.scenario import Scenario, load_scenario
+from engine.vocab import CostBasis, PreprocessDevice, RpcPreset
 
 _MS = 1e3
 

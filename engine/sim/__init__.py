@@ -4,8 +4,9 @@ for workloads, host stages and records. Entry points: simulate(), simulate_desig
 from engine.sim.errors import SimError
 from engine.sim.result import SimRecords, SimResult
 from engine.sim.run import simulate, simulate_design
-from engine.sim.service import ServiceKind, ServiceSpec
-from engine.sim.workload import SimWorkload, WorkloadKind
+from engine.sim.service import ServiceSpec
+from engine.sim.workload import SimWorkload
+from engine.vocab import ServiceKind, WorkloadKind
 
 __all__ = ["SimError", "SimRecords", "SimResult", "ServiceKind", "ServiceSpec", "SimWorkload", "WorkloadKind",
            "simulate", "simulate_design"]

@@ -10,8 +10,9 @@ from engine.sim import stats
 from engine.sim.hoststages import own_service_ratio
 from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
 from engine.sim.result import LatencyHalfWidths, SimRecords, SimResult
-from engine.sim.workload import WorkloadKind, mlperf_bound_ms
+from engine.sim.workload import mlperf_bound_ms
 from engine.profiles.tails import percentile_key
+from engine.vocab import WorkloadKind
 
 
 def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:

@@ -23,11 +23,12 @@ from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
 from engine.sim.hoststages import run_host
 from engine.sim.plan import gpu_plan
 from engine.sim.service import GpuService, ServiceSpec
-from engine.sim.workload import CLOSED_LOOP, SimWorkload, WorkloadKind, generate
+from engine.sim.workload import CLOSED_LOOP, SimWorkload, generate
 from engine.analytic import Context, build_design
 from engine.store import Store
 from engine.errors import excerpt
 from engine.analytic.operating_point import capacity
+from engine.vocab import WorkloadKind
 
 DEFAULT_WARMUP = 0.1
 STATS_ENGINES = ("duckdb", "numpy")

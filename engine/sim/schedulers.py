@@ -24,8 +24,8 @@ from typing import Optional, Protocol
 
 import numpy as np
 
-from engine.scenario import SchedulerPolicy
 from engine.sim.errors import SimError
+from engine.vocab import SchedulerPolicy
 
 
 class ServiceModel(Protocol):

@@ -24,9 +24,10 @@ from typing import Optional
 
 import numpy as np
 
-from engine.scenario import ServiceKind, ServiceSpec  # noqa: F401  (part of this module's interface)
+from engine.scenario import ServiceSpec
 from engine.sim.errors import SimError
 from engine.analytic.gpu import lognormal_sigma_for_ratio, length_rows
+from engine.vocab import ServiceKind
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:
