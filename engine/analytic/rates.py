@@ -110,9 +110,9 @@ def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler:
     """
     pooled = scheduler_rule_for(scheduler).pooled
     if not rule_for(gpu.policy).batches:
-        rates = [1.0 / _mean_job(p, q_pmf)[0] for p in gpu.partitions]
+        rates = [1.0 / _mean_job(part, q_pmf)[0] for part in gpu.partitions]
         return float(sum(rates) if pooled else len(rates) * min(rates))
-    items = [p.max_batch / p.service(p.max_batch) for p in gpu.partitions]
+    items = [part.max_batch / part.service(part.max_batch) for part in gpu.partitions]
     total = sum(items) if pooled else len(items) * min(items)
     return total / q_mean
 
@@ -148,22 +148,22 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
     if not rule.batches:
         return _unbatched_point(gpu, scheduler, pooled, lam, q_mean, q_pmf, p, cap)
-    n = len(gpu.partitions)
+    instances = len(gpu.partitions)
     lam_items = lam * q_mean
     mix = _batch_mix(gpu, pooled, lam_items)
     if mix is None:  # even Batch_max cannot keep up
         parts = gpu.partitions
         return GpuPoint.model_construct(
-            capacity_rps=cap, utilization=lam / cap, batch=tuple(float(pt.max_batch) for pt in parts),
+            capacity_rps=cap, utilization=lam / cap, batch=tuple(float(part.max_batch) for part in parts),
             partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
             batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
-            service_mean_s=float(np.mean([pt.service(pt.max_batch) for pt in parts])), service_q_s=math.inf,
+            service_mean_s=float(np.mean([part.service(part.max_batch) for part in parts])), service_q_s=math.inf,
             saturated=True)
     busy = _all_busy_regime(gpu, scheduler, mix, lam_items, p)
     tq = gpu.time_queue_s
-    if n == 1 and rule.wait_model == WaitModel.BULK_SERVICE:
+    if instances == 1 and rule.wait_model == WaitModel.BULK_SERVICE:
         wait = _bulk_service_wait(gpu.partitions[0], mix, busy, lam_items, p)
-    elif n == 1 and tq > 0 and rule.wait_model == WaitModel.TIMER_CHAIN:
+    elif instances == 1 and tq > 0 and rule.wait_model == WaitModel.TIMER_CHAIN:
         wait = _timer_chain_wait(gpu.partitions[0], lam_items, tq, p)
     elif mix.saturated:
         wait = _saturated_wait(mix, busy)
@@ -179,20 +179,21 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
     instance an M/G/1 whose p-quantile the Cramer-Lundberg root gives (mg1_wait_quantile). Times in s."""
     parts = gpu.partitions
     n = len(parts)
-    jobs = [_mean_job(pt, q_pmf) for pt in parts]
-    rates = np.array([1 / j[0] for j in jobs])
+    jobs = [_mean_job(part, q_pmf) for part in parts]
+    rates = np.array([1 / job[0] for job in jobs])
     share = rates / rates.sum() if pooled else np.full(n, 1 / n)
-    m1 = float(np.dot(share, [j[0] for j in jobs]))
-    m2 = float(np.dot(share, [j[1] for j in jobs]))
+    m1 = float(np.dot(share, [job[0] for job in jobs]))
+    m2 = float(np.dot(share, [job[1] for job in jobs]))
     scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
-    utils = tuple(float(lam * s * j[0]) for s, j in zip(share, jobs))
+    utils = tuple(float(lam * part_share * job[0]) for part_share, job in zip(share, jobs))
     wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
     if n == 1:
         # one instance: M/G/1, whose tail the Cramer-Lundberg root gives (an exponential fitted to the mean
         # wait put the p99 of nearly fixed service 10-18 % above the simulator)
         wqq = mg1_wait_quantile(lam, *_job_law(parts[0], q_pmf, p), p)
     # each query runs alone: the mixture over query sizes and partitions, with each batch's own spread
-    svc_q = request_service_quantile([(pt, q_pmf, s) for pt, s in zip(parts, share)], p, size_biased=False)
+    svc_q = request_service_quantile([(part, q_pmf, part_share) for part, part_share in zip(parts, share)], p,
+                                     size_biased=False)
     return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
                     partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
                     queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
@@ -230,17 +231,17 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     tq = gpu.time_queue_s
     # identical partitions behave alike: work per distinct partition, weighted by how many there are
     reps, counts = _groups(parts)
-    big = [float(pt.max_batch) for pt in reps]
+    big = [float(part.max_batch) for part in reps]
     # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
     # each partition only its share
     share_n = 1 if pooled else n
-    b_lo = [min(B, 1 + lam_items * tq / share_n) for B in big]
+    b_lo = [min(top, 1 + lam_items * tq / share_n) for top in big]
 
-    def batches(f: float) -> list[float]:  # batch size of each partition type at fill level f
-        return [max(lo, 1 + f * (B - 1)) for lo, B in zip(b_lo, big)]
+    def batches(level: float) -> list[float]:  # batch size of each partition type at fill level `level`
+        return [max(low, 1 + level * (top - 1)) for low, top in zip(b_lo, big)]
 
-    def items_capacity(f: float) -> float:
-        return sum(c * x / pt.service(x) for c, x, pt in zip(counts, batches(f), reps))
+    def items_capacity(level: float) -> float:
+        return sum(count * x / part.service(x) for count, x, part in zip(counts, batches(level), reps))
 
     saturated = items_capacity(0.0) <= lam_items
     fill = 0.0
@@ -254,18 +255,18 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
         fill = hi
     cnt = np.array(counts, dtype=float)
     bt = np.array(batches(fill))
-    svc_t = np.array([pt.service(x) for pt, x in zip(reps, bt)])
+    svc_t = np.array([part.service(x) for part, x in zip(reps, bt)])
     rates_t = bt / svc_t  # items/s one partition of each type does at its batch
     if pooled:
         share_t = cnt * rates_t / np.dot(cnt, rates_t)  # total share of each type
     else:
         share_t = cnt / n
     util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
-    kinds = [next(k for k, r in enumerate(reps) if r.name == pt.name) for pt in parts]
+    kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
     return _BatchMix(saturated=saturated, reps=reps, counts=counts, bt=bt, svc_t=svc_t, share_t=share_t,
-                     batch=[float(bt[k]) for k in kinds], utils=tuple(float(util_t[k]) for k in kinds),
-                     share=np.array([share_t[k] / cnt[k] for k in kinds]),
-                     rates=np.array([rates_t[k] for k in kinds]), b_mean=float(np.dot(share_t, bt)),
+                     batch=[float(bt[kind]) for kind in kinds], utils=tuple(float(util_t[kind]) for kind in kinds),
+                     share=np.array([share_t[kind] / cnt[kind] for kind in kinds]),
+                     rates=np.array([rates_t[kind] for kind in kinds]), b_mean=float(np.dot(share_t, bt)),
                      svc_mean=float(np.dot(share_t, svc_t)))
 
 
@@ -287,10 +288,10 @@ def _all_busy_regime(gpu: GpuSide, scheduler: SchedulerPolicy, mix: _BatchMix, l
     (G/G/c on full batches with c_a^2 = 1/b, which grows without bound at capacity; _queue)."""
     parts = gpu.partitions
     n = len(parts)
-    full = np.array([pt.max_batch / pt.service(pt.max_batch) for pt in parts])
-    b_full = float(np.dot(full / full.sum(), [pt.max_batch for pt in parts]))
+    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
+    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
     w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full,
-                              full / np.array([pt.max_batch for pt in parts]), mix.share, p)
+                              full / np.array([part.max_batch for part in parts]), mix.share, p)
     return _BusyRegime(full_mean_s=w_full, full_q_s=w_full_q, mean_s=mix.svc_mean / (n + 1) + w_full,
                        q_s=p * mix.svc_mean + w_full_q)
 
@@ -384,7 +385,7 @@ def _batched_point(cap: float, lam: float, mix: _BatchMix, wait: _Wait, p: float
     batches hold more requests: request_weighted_service, request_service_quantile), the gathering wait (the
     chain's, else gather_wait_mean) and the queue wait, in s."""
     sizes = [wait.bulk] if wait.bulk is not None else list(mix.bt)
-    svc_req = float(np.dot(mix.share_t, [request_weighted_service(pt, x) for pt, x in zip(mix.reps, sizes)]))
+    svc_req = float(np.dot(mix.share_t, [request_weighted_service(part, x) for part, x in zip(mix.reps, sizes)]))
     svc_q = request_service_quantile(list(zip(mix.reps, sizes, mix.share_t)), p)
     batch = mix.batch
     if wait.bulk is not None:
