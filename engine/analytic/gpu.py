@@ -19,8 +19,9 @@ from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.service import batch_provenance
 from engine.profiles.tails import lognormal_sigma_for_ratio
+from engine.policy_rules import rule_for
 from engine.scenario import require_gpu, Scenario
-from engine.vocab import BatchingPolicy, KneeRule
+from engine.vocab import KneeRule
 
 KNEE_RULE = KneeRule.UTILIZATION  # PREBA/PARIS: Batch_max from the utilisation knee
 KNEE_PERCENTILE = 95  # PREBA section 3.2 plots p95
@@ -74,7 +75,7 @@ def length_rows(book: ProfileBook, scenario: Scenario, partition: str, lengths: 
 
 def members_per_batch(scenario: Scenario, batches: np.ndarray) -> np.ndarray:
     """Requests in a batch of b items: b / (mean items per query), at least 1; one without batching."""
-    if scenario.batching.policy == BatchingPolicy.NONE:
+    if not rule_for(scenario.batching.policy).batches:
         return np.ones(len(batches))
     pmf = query_size_pmf(scenario)
     q_mean = float(np.dot(np.arange(1, len(pmf) + 1), pmf))
@@ -167,23 +168,15 @@ def _curve_at(book: ProfileBook, model, sku, partition, precision, length, lengt
 
 
 def _batch_cap(scenario: Scenario, knee: int, top: int) -> int:
-    policy = scenario.batching.policy
-    if policy == BatchingPolicy.NONE:
-        return min(top, scenario.workload.query_size.largest)
-    if policy == BatchingPolicy.PREBA:
-        return min(top, knee)  # PREBA 4.3: Batch_max = Batch_knee
-    want = scenario.batching.max_batch if scenario.batching.max_batch is not None else knee
-    return max(1, min(top, want))
+    """Batch_max (items) of a partition under the scenario's policy (engine.policy_rules.BatchingRule.batch_max)."""
+    return rule_for(scenario.batching.policy).batch_max(top, knee, scenario.batching.max_batch,
+                                                        scenario.workload.query_size.largest)
 
 
 def _time_queue(scenario: Scenario, parts: list[Partition]) -> float:
-    policy = scenario.batching.policy
-    if policy in (BatchingPolicy.NONE, BatchingPolicy.WORK_CONSERVING):
-        return 0.0
-    if scenario.batching.max_queue_delay_ms is not None and policy == BatchingPolicy.FIXED:
-        return scenario.batching.max_queue_delay_ms / 1e3
-    # PREBA 4.3: Time_queue = Time_knee of one vGPU / number of vGPUs
-    return min(p.knee_time_s for p in parts) / len(parts)
+    """Time_queue (s) under the scenario's policy (engine.policy_rules.BatchingRule.time_queue_s)."""
+    return rule_for(scenario.batching.policy).time_queue_s(scenario.batching.max_queue_delay_ms,
+                                                           [part.knee_time_s for part in parts])
 
 
 class GpuBackend:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
+from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
 from engine.scenario import Scenario
 from engine.stages import StageCost
@@ -149,7 +150,8 @@ def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float
     """
     q = design0.q_mean
     parts = design0.gpu.partitions
-    b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if scenario.batching.policy != "none" else 1
+    batched = rule_for(scenario.batching.policy).batches
+    b = max(1, round(sum(p.max_batch for p in parts) / len(parts) / q)) if batched else 1
     t1 = _round3(float(sum(p.service(min(b * q, p.max_batch)) for p in parts) / len(parts)))
     return q, b, t1
 

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -39,8 +41,9 @@ from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import (DEFAULT_SCV, lognormal_quantile, lognormal_sigma_for_ratio,
                                    lognormal_sigmas_for_ratios)
 from engine.accelerator_side import GpuSide
+from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.stages import StageCost
-from engine.vocab import BatchingPolicy, SchedulerPolicy
+from engine.vocab import SchedulerPolicy
 
 GPU_SCV = DEFAULT_SCV  # batch service-time jitter (the default cv, engine.profiles.tails)
 
@@ -102,14 +105,15 @@ def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray,
 def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler: SchedulerPolicy) -> float:
     """gpu_capacity_rps, computed.
 
-    Round-robin gives every partition the same share, so the slowest one saturates first: its rate
-    times the number of partitions.
+    A scheduler that deals arrivals evenly (round-robin) gives every partition the same share, so the slowest
+    one saturates first: its rate times the number of partitions.
     """
-    if gpu.policy == BatchingPolicy.NONE:
-        rates = [1.0 / _mean_job(p, q_pmf)[0] for p in gpu.partitions]
-        return float(len(rates) * min(rates) if scheduler == SchedulerPolicy.ROUND_ROBIN else sum(rates))
-    items = [p.max_batch / p.service(p.max_batch) for p in gpu.partitions]
-    total = len(items) * min(items) if scheduler == SchedulerPolicy.ROUND_ROBIN else sum(items)
+    pooled = scheduler_rule_for(scheduler).pooled
+    if not rule_for(gpu.policy).batches:
+        rates = [1.0 / _mean_job(part, q_pmf)[0] for part in gpu.partitions]
+        return float(sum(rates) if pooled else len(rates) * min(rates))
+    items = [part.max_batch / part.service(part.max_batch) for part in gpu.partitions]
+    total = sum(items) if pooled else len(items) * min(items)
     return total / q_mean
 
 
@@ -131,147 +135,266 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
 
 def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
                p: float) -> GpuPoint:
-    """gpu_point, computed."""
+    """gpu_point, computed: the batching policy's rule (engine.policy_rules) picks the wait model's step.
+
+    Without batching every query runs alone (_unbatched_point). With batching: the batch sizes at which the
+    partitions carry the load (_batch_mix), the all-busy regime's wait (_all_busy_regime), then the wait of the
+    policy's model: one work-conserving instance (_bulk_service_wait), one instance under a timer
+    (_timer_chain_wait), every instance busy (_saturated_wait), else gathering plus a queue of batches
+    (_gather_and_queue_wait); _batched_point assembles the answer.
+    """
+    rule = rule_for(gpu.policy)
+    pooled = scheduler_rule_for(scheduler).pooled
+    cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
+    if not rule.batches:
+        return _unbatched_point(gpu, scheduler, pooled, lam, q_mean, q_pmf, p, cap)
+    instances = len(gpu.partitions)
+    lam_items = lam * q_mean
+    mix = _batch_mix(gpu, pooled, lam_items)
+    if mix is None:  # even Batch_max cannot keep up
+        parts = gpu.partitions
+        return GpuPoint.model_construct(
+            capacity_rps=cap, utilization=lam / cap, batch=tuple(float(part.max_batch) for part in parts),
+            partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
+            batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
+            service_mean_s=float(np.mean([part.service(part.max_batch) for part in parts])), service_q_s=math.inf,
+            saturated=True)
+    busy = _all_busy_regime(gpu, scheduler, mix, lam_items, p)
+    tq = gpu.time_queue_s
+    if instances == 1 and rule.wait_model == WaitModel.BULK_SERVICE:
+        wait = _bulk_service_wait(gpu.partitions[0], mix, busy, lam_items, p)
+    elif instances == 1 and tq > 0 and rule.wait_model == WaitModel.TIMER_CHAIN:
+        wait = _timer_chain_wait(gpu.partitions[0], lam_items, tq, p)
+    elif mix.saturated:
+        wait = _saturated_wait(mix, busy)
+    else:
+        wait = _gather_and_queue_wait(gpu, scheduler, pooled, mix, busy, lam, lam_items, p)
+    return _batched_point(cap, lam, mix, wait, p)
+
+
+def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam: float, q_mean: float,
+                     q_pmf: np.ndarray, p: float, cap: float) -> GpuPoint:
+    """WaitModel.UNBATCHED: each query runs alone. The wait for an instance is a pooled G/G/c (or per-partition
+    G/G/1 when arrivals are dealt evenly, _queue) of jobs with the query-size mixture's mean and SCV; on one
+    instance an M/G/1 whose p-quantile the Cramer-Lundberg root gives (mg1_wait_quantile). Times in s."""
     parts = gpu.partitions
     n = len(parts)
-    cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
-    lam_i = lam * q_mean
-    if gpu.policy == BatchingPolicy.NONE:
-        jobs = [_mean_job(pt, q_pmf) for pt in parts]
-        rates = np.array([1 / j[0] for j in jobs])
-        share = rates / rates.sum() if scheduler != SchedulerPolicy.ROUND_ROBIN else np.full(n, 1 / n)
-        m1 = float(np.dot(share, [j[0] for j in jobs]))
-        m2 = float(np.dot(share, [j[1] for j in jobs]))
-        scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
-        utils = tuple(float(lam * s * j[0]) for s, j in zip(share, jobs))
-        wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
-        if n == 1:
-            # one instance: M/G/1, whose tail the Cramer-Lundberg root gives (an exponential fitted to the mean
-            # wait put the p99 of nearly fixed service 10-18 % above the simulator)
-            wqq = mg1_wait_quantile(lam, *_job_law(parts[0], q_pmf, p), p)
-        # each query runs alone: the mixture over query sizes and partitions, with each batch's own spread
-        svc_q = request_service_quantile([(pt, q_pmf, s) for pt, s in zip(parts, share)], p, size_biased=False)
-        return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
-                        partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
-                        queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
-                        saturated=False)
+    jobs = [_mean_job(part, q_pmf) for part in parts]
+    rates = np.array([1 / job[0] for job in jobs])
+    share = rates / rates.sum() if pooled else np.full(n, 1 / n)
+    m1 = float(np.dot(share, [job[0] for job in jobs]))
+    m2 = float(np.dot(share, [job[1] for job in jobs]))
+    scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
+    utils = tuple(float(lam * part_share * job[0]) for part_share, job in zip(share, jobs))
+    wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
+    if n == 1:
+        # one instance: M/G/1, whose tail the Cramer-Lundberg root gives (an exponential fitted to the mean
+        # wait put the p99 of nearly fixed service 10-18 % above the simulator)
+        wqq = mg1_wait_quantile(lam, *_job_law(parts[0], q_pmf, p), p)
+    # each query runs alone: the mixture over query sizes and partitions, with each batch's own spread
+    svc_q = request_service_quantile([(part, q_pmf, part_share) for part, part_share in zip(parts, share)], p,
+                                     size_biased=False)
+    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
+                    partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
+                    queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
+                    saturated=False)
 
+
+@dataclass(frozen=True)
+class _BatchMix:
+    """The batches at one rate: per distinct partition (reps, counts) its batch (items, bt), batch time (s,
+    svc_t), share of the items (share_t); per partition its batch, busy fraction, share and items/s."""
+
+    saturated: bool  # batches grew beyond the timeout size to keep up
+    reps: list
+    counts: list[int]
+    bt: np.ndarray
+    svc_t: np.ndarray
+    share_t: np.ndarray
+    batch: list[float]
+    utils: tuple[float, ...]
+    share: np.ndarray
+    rates: np.ndarray
+    b_mean: float  # mean batch (items) over the items' shares
+    svc_mean: float  # mean batch time (s) over the items' shares
+
+
+def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchMix]:
+    """The batch sizes at `lam_items` items/s, or None when even Batch_max cannot keep up.
+
+    Batches are as large as the timeout lets them grow (1 + lambda x Time_queue, at most Batch_max); if the
+    partitions cannot keep up at that size, every partition's batch grows by the same fill level f (0..1 of
+    the way to Batch_max) until their capacity meets the load (bisection, 24 steps: 1 part in 16 million).
+    """
+    parts = gpu.partitions
+    n = len(parts)
     tq = gpu.time_queue_s
     # identical partitions behave alike: work per distinct partition, weighted by how many there are
     reps, counts = _groups(parts)
-    big = [float(pt.max_batch) for pt in reps]
+    big = [float(part.max_batch) for part in reps]
     # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
     # each partition only its share
-    share_n = n if scheduler == SchedulerPolicy.ROUND_ROBIN else 1
-    b_lo = [min(B, 1 + lam_i * tq / share_n) for B in big]
+    share_n = 1 if pooled else n
+    b_lo = [min(top, 1 + lam_items * tq / share_n) for top in big]
 
-    def batches(f: float) -> list[float]:  # batch size of each partition type at fill level f
-        return [max(lo, 1 + f * (B - 1)) for lo, B in zip(b_lo, big)]
+    def batches(level: float) -> list[float]:  # batch size of each partition type at fill level `level`
+        return [max(low, 1 + level * (top - 1)) for low, top in zip(b_lo, big)]
 
-    def items_capacity(f: float) -> float:
-        return sum(c * x / pt.service(x) for c, x, pt in zip(counts, batches(f), reps))
+    def items_capacity(level: float) -> float:
+        return sum(count * x / part.service(x) for count, x, part in zip(counts, batches(level), reps))
 
-    saturated = items_capacity(0.0) <= lam_i
-    bulk = None  # batch-size law from the bulk-service queue, where it is used
-    timer = None  # one instance under a timer: timer_batch_queue's answer
-    f = 0.0
+    saturated = items_capacity(0.0) <= lam_items
+    fill = 0.0
     if saturated:
-        if items_capacity(1.0) <= lam_i:
-            return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(pt.max_batch) for pt in parts),
-                            partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
-                            batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
-                            service_mean_s=float(np.mean([pt.service(pt.max_batch) for pt in parts])),
-                            service_q_s=math.inf, saturated=True)
+        if items_capacity(1.0) <= lam_items:
+            return None
         lo, hi = 0.0, 1.0
         for _ in range(24):  # the fill level at which capacity meets the load (to 1 part in 16 million)
             mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if items_capacity(mid) >= lam_i else (mid, hi)
-        f = hi
+            lo, hi = (lo, mid) if items_capacity(mid) >= lam_items else (mid, hi)
+        fill = hi
     cnt = np.array(counts, dtype=float)
-    bt = np.array(batches(f))
-    svc_t = np.array([pt.service(x) for pt, x in zip(reps, bt)])
+    bt = np.array(batches(fill))
+    svc_t = np.array([part.service(x) for part, x in zip(reps, bt)])
     rates_t = bt / svc_t  # items/s one partition of each type does at its batch
-    if scheduler != SchedulerPolicy.ROUND_ROBIN:
+    if pooled:
         share_t = cnt * rates_t / np.dot(cnt, rates_t)  # total share of each type
     else:
         share_t = cnt / n
-    util_t = np.minimum(1.0, lam_i * share_t / (cnt * rates_t))
-    kinds = [next(k for k, r in enumerate(reps) if r.name == pt.name) for pt in parts]
-    b = [float(bt[k]) for k in kinds]
-    utils = tuple(float(util_t[k]) for k in kinds)
-    share = np.array([share_t[k] / cnt[k] for k in kinds])
-    rates = np.array([rates_t[k] for k in kinds])
-    b_mean = float(np.dot(share_t, bt))
-    svc_mean = float(np.dot(share_t, svc_t))
-    form = min(tq, (b_mean - 1) / lam_i) if lam_i > 0 else 0.0  # time to gather a batch (uniform wait 0..form)
-    # every instance busy: wait for the next to free up, plus the queue that builds as the load approaches
-    # what full batches can carry (G/G/c on full batches, which grows without bound at capacity)
-    full = np.array([pt.max_batch / pt.service(pt.max_batch) for pt in parts])
-    b_full = float(np.dot(full / full.sum(), [pt.max_batch for pt in parts]))
-    w_full, w_full_q = _queue(scheduler, lam_i / b_full, n, svc_mean, GPU_SCV, 1.0 / b_full,
-                              full / np.array([pt.max_batch for pt in parts]), share, p)
-    busy_wait, busy_q = svc_mean / (n + 1) + w_full, p * svc_mean + w_full_q
-    if n == 1 and gpu.policy == BatchingPolicy.WORK_CONSERVING:
-        # one instance taking whatever waits when it frees, at any load: the bulk-service queue gives the
-        # waits and the batch sizes (a G/G/1 of single requests misses the batches that form whenever a
-        # request waits; the all-busy regime below overstates the wait near capacity by about 10 %)
-        wq, wqq, bulk = _bulk_wait(parts[0], lam_i, p)
-        if saturated:
-            # always busy: the wait is mostly the residual of the batch in service, bounded by its length, not
-            # the exponential tail of a queue (which put this p99 25-58 % above the simulator)
-            wqq = busy_q
-        form = 0.0
-    elif n == 1 and tq > 0 and gpu.policy == BatchingPolicy.FIXED:
-        # FIXED only for now: the chain costs ~1-2 s per rate, which made a PREBA search of every maximal layout
-        # take minutes instead of seconds; PREBA keeps the gathering + full-batch queue model below until the
-        # chain is fast enough for sweeps (issue 19)
-        # one instance under a timer: the embedded chain of timer_batch_queue gives the batch sizes (the
-        # arrivals in the timeout window, cut at Batch_max) and the wait before service; the sum of a gathering
-        # time capped at Time_queue and a queue of full batches put the mean 10-13 % above the simulator when
-        # Time_queue is long against the service time (BERT-large, 61 ms against 14-56 ms)
-        timer = _timer_wait(parts[0], lam_i, tq, p)
-        bulk = timer.batch_pmf
-        gather = min(timer.gather_mean_s, timer.wait_mean_s)
-        # the part of the wait beyond an isolated timer batch's is the wait for the instance; its tail
-        # exponential with an atom at 0 for the batches the instance is free for (wait_quantile)
-        wq = timer.wait_mean_s - gather if timer.stable else math.inf
-        wqq = wait_quantile(wq, timer.p_wait, p)
-        form, b_mean = tq, float(np.dot(np.arange(1, len(bulk) + 1), bulk))
-    elif saturated:
-        # every instance is busy: a request waits for the next one to free up and leaves in the batch it
-        # takes then; the batch fills during that same wait, so gathering it costs nothing more (counting
-        # (b - 1) / lambda again put the analytic mean 20-30 % above the simulator for long batches)
-        wq, wqq = busy_wait, busy_q
-        form = 0.0
+    util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
+    kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
+    return _BatchMix(saturated=saturated, reps=reps, counts=counts, bt=bt, svc_t=svc_t, share_t=share_t,
+                     batch=[float(bt[kind]) for kind in kinds], utils=tuple(float(util_t[kind]) for kind in kinds),
+                     share=np.array([share_t[kind] / cnt[kind] for kind in kinds]),
+                     rates=np.array([rates_t[kind] for kind in kinds]), b_mean=float(np.dot(share_t, bt)),
+                     svc_mean=float(np.dot(share_t, svc_t)))
+
+
+@dataclass(frozen=True)
+class _BusyRegime:
+    """Waits (s) when every instance is busy: the queue of full batches (mean, p-quantile) and the wait for
+    the next instance to free up plus that queue (mean, p-quantile)."""
+
+    full_mean_s: float
+    full_q_s: float
+    mean_s: float
+    q_s: float
+
+
+def _all_busy_regime(gpu: GpuSide, scheduler: SchedulerPolicy, mix: _BatchMix, lam_items: float,
+                     p: float) -> _BusyRegime:
+    """Every instance busy: a request waits for the next to free up, t/(c+1) on average and up to p t (t the
+    mean batch time, c instances), plus the queue that builds as the load approaches what full batches carry
+    (G/G/c on full batches with c_a^2 = 1/b, which grows without bound at capacity; _queue)."""
+    parts = gpu.partitions
+    n = len(parts)
+    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
+    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
+    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full,
+                              full / np.array([part.max_batch for part in parts]), mix.share, p)
+    return _BusyRegime(full_mean_s=w_full, full_q_s=w_full_q, mean_s=mix.svc_mean / (n + 1) + w_full,
+                       q_s=p * mix.svc_mean + w_full_q)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """A request's wait (s) before service: for an instance (mean, p-quantile), the batch's gathering time
+    `form_s` (uniform wait 0..form_s), the mean batch (items) and, where a chain gave it, the batch-size law."""
+
+    mean_s: float
+    q_s: float
+    form_s: float
+    b_mean: float
+    bulk: Optional[np.ndarray] = None  # P(batch = k), k = 1..Batch_max
+    gather_mean_s: Optional[float] = None  # the timer chain's mean gathering wait (else gather_wait_mean)
+
+
+def _bulk_service_wait(part, mix: _BatchMix, busy: _BusyRegime, lam_items: float, p: float) -> _Wait:
+    """WaitModel.BULK_SERVICE, one work-conserving instance: the bulk-service queue (bulk_service_queue) gives
+    the waits and the batch-size law at any load."""
+    # one instance taking whatever waits when it frees, at any load: a G/G/1 of single requests misses the
+    # batches that form whenever a request waits; the all-busy regime overstates the wait near capacity by
+    # about 10 %
+    wq, wqq, bulk = _bulk_wait(part, lam_items, p)
+    if mix.saturated:
+        # always busy: the wait is mostly the residual of the batch in service, bounded by its length, not
+        # the exponential tail of a queue (which put this p99 25-58 % above the simulator)
+        wqq = busy.q_s
+    return _Wait(mean_s=wq, q_s=wqq, form_s=0.0, b_mean=mix.b_mean, bulk=bulk)
+
+
+def _timer_chain_wait(part, lam_items: float, tq: float, p: float) -> _Wait:
+    """WaitModel.TIMER_CHAIN, one instance under a timer of Time_queue `tq` s: the embedded chain at batch starts
+    (timer_batch_queue) gives the batch sizes (the arrivals in the timeout window, cut at Batch_max) and the
+    wait before service, the instance's busy periods included."""
+    # FIXED only for now: the chain costs ~1-2 s per rate, which made a PREBA search of every maximal layout
+    # take minutes instead of seconds; PREBA keeps the gathering + full-batch queue model until the chain is
+    # fast enough for sweeps (issue 19). The sum of a gathering time capped at Time_queue and a queue of full
+    # batches put the mean 10-13 % above the simulator when Time_queue is long against the service time
+    # (BERT-large, 61 ms against 14-56 ms)
+    timer = _timer_wait(part, lam_items, tq, p)
+    bulk = timer.batch_pmf
+    gather = min(timer.gather_mean_s, timer.wait_mean_s)
+    # the part of the wait beyond an isolated timer batch's is the wait for the instance; its tail
+    # exponential with an atom at 0 for the batches the instance is free for (wait_quantile)
+    wq = timer.wait_mean_s - gather if timer.stable else math.inf
+    wqq = wait_quantile(wq, timer.p_wait, p)
+    return _Wait(mean_s=wq, q_s=wqq, form_s=tq, b_mean=float(np.dot(np.arange(1, len(bulk) + 1), bulk)),
+                 bulk=bulk, gather_mean_s=gather)
+
+
+def _saturated_wait(mix: _BatchMix, busy: _BusyRegime) -> _Wait:
+    """Every instance busy (batches grew beyond the timeout size): the all-busy regime's wait, nothing more."""
+    # a request waits for the next instance to free up and leaves in the batch it takes then; the batch fills
+    # during that same wait, so gathering it costs nothing more (counting (b - 1) / lambda again put the
+    # analytic mean 20-30 % above the simulator for long batches)
+    return _Wait(mean_s=busy.mean_s, q_s=busy.q_s, form_s=0.0, b_mean=mix.b_mean)
+
+
+def _gather_and_queue_wait(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, mix: _BatchMix,
+                           busy: _BusyRegime, lam: float, lam_items: float, p: float) -> _Wait:
+    """WaitModel.GATHER_AND_QUEUE below saturation: a batch gathers for min(Time_queue, (b - 1) / lambda) s, then
+    waits for an instance: under a pooled timer timeout_batch_wait (at least the full-batch queue), else a
+    G/G/c of batches with c_a^2 = 1/b (a batch of b Poisson arrivals is Erlang-b spaced; _queue); never more
+    than the all-busy regime's wait."""
+    n = len(gpu.partitions)
+    tq = gpu.time_queue_s
+    b_mean = mix.b_mean
+    form = min(tq, (b_mean - 1) / lam_items) if lam_items > 0 else 0.0  # time to gather a batch
+    lam_b = lam_items / b_mean
+    batch_rates = mix.rates / np.array(mix.batch)
+    if tq > 0 and pooled:
+        # a timer releases each batch and latecomers join a waiting batch: batches never queue behind
+        # one another, so a G/G/c queue of batches (which nears saturation with the instances) overstates
+        # the wait 5-10x at 85 % load on one instance
+        wq, wqq = timeout_batch_wait(mix.svc_mean, _service_sigma(mix.reps, mix.bt, mix.share_t, p), n, tq, lam, p)
+        # near capacity waiting batches fill to Batch_max and the next one opens behind them: the queue of
+        # full batches (G/G/c, as in the saturated regime) takes over
+        wq, wqq = max(wq, busy.full_mean_s), max(wqq, busy.full_q_s)
     else:
-        lam_b = lam_i / b_mean
-        batch_rates = rates / np.array(b)
-        if tq > 0 and scheduler != SchedulerPolicy.ROUND_ROBIN:
-            # a timer releases each batch and latecomers join a waiting batch: batches never queue behind
-            # one another, so a G/G/c queue of batches (which nears saturation with the instances) overstates
-            # the wait 5-10x at 85 % load on one instance
-            wq, wqq = timeout_batch_wait(svc_mean, _service_sigma(reps, bt, share_t, p), n, tq, lam, p)
-            # near capacity waiting batches fill to Batch_max and the next one opens behind them: the queue of
-            # full batches (G/G/c, as in the saturated regime) takes over
-            wq, wqq = max(wq, w_full), max(wqq, w_full_q)
-        else:
-            wq, wqq = _queue(scheduler, lam_b, n, svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, share, p)
-        # near saturation a batcher takes everything waiting when an instance frees, so the wait never
-        # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
-        if wq > busy_wait:
-            wq, wqq = busy_wait, busy_q
-    # a request sees its batch's service time with its batch drawn size-biased (larger batches hold more
-    # requests): the request-weighted mean, not the mean over batches
-    sizes = [bulk] if bulk is not None else list(bt)
-    svc_req = float(np.dot(share_t, [request_weighted_service(pt, x) for pt, x in zip(reps, sizes)]))
-    svc_q = request_service_quantile(list(zip(reps, sizes, share_t)), p)
-    if bulk is not None:
-        b = [float(np.dot(np.arange(1, len(bulk) + 1), bulk))]
-    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in b),
-                    partition_utilization=utils,
-                    batching_wait_mean_s=gather if timer is not None else gather_wait_mean(form, b_mean),
-                    batching_wait_q_s=p * form, queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=svc_req,
-                    service_q_s=svc_q, saturated=saturated)
+        wq, wqq = _queue(scheduler, lam_b, n, mix.svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, mix.share, p)
+    # near saturation a batcher takes everything waiting when an instance frees, so the wait never
+    # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
+    if wq > busy.mean_s:
+        wq, wqq = busy.mean_s, busy.q_s
+    return _Wait(mean_s=wq, q_s=wqq, form_s=form, b_mean=b_mean)
+
+
+def _batched_point(cap: float, lam: float, mix: _BatchMix, wait: _Wait, p: float) -> GpuPoint:
+    """The GpuPoint of a batching policy: the request's service time with its batch drawn size-biased (larger
+    batches hold more requests: request_weighted_service, request_service_quantile), the gathering wait (the
+    chain's, else gather_wait_mean) and the queue wait, in s."""
+    sizes = [wait.bulk] if wait.bulk is not None else list(mix.bt)
+    svc_req = float(np.dot(mix.share_t, [request_weighted_service(part, x) for part, x in zip(mix.reps, sizes)]))
+    svc_q = request_service_quantile(list(zip(mix.reps, sizes, mix.share_t)), p)
+    batch = mix.batch
+    if wait.bulk is not None:
+        batch = [float(np.dot(np.arange(1, len(wait.bulk) + 1), wait.bulk))]
+    gather = wait.gather_mean_s if wait.gather_mean_s is not None else gather_wait_mean(wait.form_s, wait.b_mean)
+    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in batch),
+                    partition_utilization=mix.utils, batching_wait_mean_s=gather, batching_wait_q_s=p * wait.form_s,
+                    queue_wait_mean_s=wait.mean_s, queue_wait_q_s=wait.q_s, service_mean_s=svc_req,
+                    service_q_s=svc_q, saturated=mix.saturated)
 
 
 def gather_wait_mean(form: float, b_mean: float) -> float:
@@ -476,8 +599,9 @@ def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float
 
 
 def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple[float, float]:
-    """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 for round-robin)."""
-    if scheduler == SchedulerPolicy.ROUND_ROBIN:
+    """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 when the scheduler
+    deals arrivals evenly, as round-robin does)."""
+    if not scheduler_rule_for(scheduler).pooled:
         # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n
         waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2 / n, cs2, p) for s, r in zip(share, rates)]
         return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)

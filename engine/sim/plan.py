@@ -16,8 +16,8 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.vocab import BatchingPolicy
 from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
+from engine.policy_rules import rule_for
 from engine.profiles import ProfileError
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3
@@ -45,15 +45,12 @@ def bucket_width(design, ctx) -> float:
 
 def gpu_plan(design, ctx=None, lengths: Optional[np.ndarray] = None) -> GpuPlan:
     """The batching rules of the design's policy; PREBA's length buckets need the run's input lengths."""
-    policy = design.gpu.policy
+    rule = rule_for(design.gpu.policy)  # engine.policy_rules: the same rule the analytic engine reads
     batch_max = [[partition.max_batch] for partition in design.gpu.partitions]
-    if policy == BatchingPolicy.NONE:
-        return GpuPlan(batch_max=batch_max, request_cap=1, time_queue_s=0.0, bucket_width=0.0, merge=False)
-    if policy == BatchingPolicy.WORK_CONSERVING:
-        return GpuPlan(batch_max=batch_max, request_cap=NO_CAP, time_queue_s=0.0, bucket_width=0.0, merge=False)
-    time_queue_s = design.gpu.time_queue_s
-    if policy != BatchingPolicy.PREBA or lengths is None:
-        return GpuPlan(batch_max=batch_max, request_cap=NO_CAP, time_queue_s=time_queue_s, bucket_width=0.0,
+    request_cap = NO_CAP if rule.batches else 1
+    time_queue_s = design.gpu.time_queue_s if rule.uses_time_queue else 0.0
+    if not rule.length_buckets or lengths is None:
+        return GpuPlan(batch_max=batch_max, request_cap=request_cap, time_queue_s=time_queue_s, bucket_width=0.0,
                        merge=False)
     width = bucket_width(design, ctx)
     n_buckets = int(np.max(lengths) // width) + 1
