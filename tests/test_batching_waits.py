@@ -139,3 +139,17 @@ def test_mg1_wait_quantile_exact_for_mm1_and_light_for_md1():
         w[i] = max(0.0, w[i - 1] + 0.01 - gaps[i])
     assert mg1_wait_quantile(30.0, np.array([0.01]), np.array([1.0]), 0.99) == pytest.approx(
         np.quantile(w, 0.99), rel=0.05)
+
+
+@pytest.mark.parametrize("gap", [1e-3, 1e-6, 1e-9, 1e-12])
+def test_mg1_wait_quantile_near_saturation_is_finite_and_grows(gap):
+    """At rho = 1 - gap the decay rate is about 2 (1 - rho) / (lam E[S^2]): small but positive. exp(x) - 1
+    rounded it away and the root bracket failed (resnet50 unbatched on a whole A100 could not be evaluated)."""
+    service, weight = np.array([0.004, 0.006]), np.array([0.5, 0.5])
+    lam = (1 - gap) / 0.005
+    wait = mg1_wait_quantile(lam, service, weight, 0.99)
+    assert math.isfinite(wait) and wait > 0
+    # heavy traffic: the wait is about exponential with rate eta, so its p99 is about ln(100) / eta
+    eta = 2 * gap / (lam * float(np.dot(weight, service ** 2)))
+    assert wait == pytest.approx(math.log(100) / eta, rel=0.05)
+    assert mg1_wait_quantile((1 - 10 * gap) / 0.005, service, weight, 0.99) < wait

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from engine.analytic import Context, build_design
+from engine.analytic import Context, build_design, evaluate
 from engine.analytic.operating_point import capacity, scan_rates, sla_bounded_rate, sla_latency
 from engine.analytic.rates import lognormal_mixture_quantile
 from engine.presets import DEFAULT_SCENARIO
@@ -82,3 +82,12 @@ def test_mixture_quantile_matches_brent_on_the_survival_function(parts, p):
     lo, hi = math.exp(mu.min() - 6 * sigma.max()), math.exp(mu.max() + 8 * sigma.max())
     expected = brentq(exceed, lo, hi, xtol=1e-300, rtol=1e-12)
     assert lognormal_mixture_quantile(w, mu, sigma, p) == pytest.approx(expected, rel=1e-8)
+
+
+def test_an_unbatched_whole_gpu_is_evaluated_up_to_capacity(ctx):
+    """ResNet-50 unbatched on a whole A100: the SLA search probes rates within 1e-9 of capacity, where the M/G/1
+    tail's root bracket once failed; the answer must be a rate below capacity, not an error."""
+    scenario = load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB"},
+                              "preprocessing": {"device": "none"}, "batching": {"policy": "none"}}, ctx.book)
+    ev = evaluate(scenario, ctx)
+    assert 0 < ev.sla_bounded_rps <= ev.capacity_rps and math.isfinite(ev.sla.latency_at_rate_ms)

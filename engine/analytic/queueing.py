@@ -304,13 +304,20 @@ def mg1_wait_quantile(lam: float, service: np.ndarray, weight: np.ndarray, p: fl
         return 0.0
 
     def balance(eta: float) -> float:
-        return lam * (float(np.dot(weight, np.exp(eta * service))) - 1) - eta
+        # expm1, not exp - 1: near eta = 0 the difference cancels, and at rho close to 1 the rounding
+        # outweighed (rho - 1) eta and flipped the sign the bracket below relies on
+        return lam * float(np.dot(weight, np.expm1(eta * service))) - eta
 
     hi = 1.0 / float(service.max())
     while balance(hi) <= 0:
         hi *= 2
-    eta = brentq(balance, hi / 2 if balance(hi / 2) < 0 else 1e-12 / float(service.max()), hi, xtol=1e-14,
-                 rtol=1e-12)
+    # balance is convex, 0 at 0 with slope rho - 1 < 0: negative on (0, eta), so halving finds the lower end
+    lo = hi / 2
+    while balance(lo) >= 0:
+        lo /= 2
+        if lo < 1e-300:  # rho is 1 to machine precision: no decay rate to find
+            return math.inf
+    eta = brentq(balance, lo, hi, xtol=1e-14, rtol=1e-12)
     c = (1 - rho) / (lam * float(np.dot(weight, service * np.exp(eta * service))) - 1)
     if c <= 1 - p:
         return 0.0
