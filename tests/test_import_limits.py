@@ -17,9 +17,9 @@ from engine.errors import ECHO_CHARS
 from engine.io.exporters import csv_bytes, parquet_bytes
 from engine.hosting import UploadLimits
 from engine.io.importers import ImportFailed, check_upload_limits, import_upload, parse_own
-from engine.io.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
+from engine.seed.records import (MAX_LATENCY_MS, MAX_TEXT_CHARS, TABLES, THROUGHPUT_TOLERANCE, LatencyPointRow,
                                LoadPointRow)
-from engine.io.seed_csv import read_csv
+from engine.seed.reader import read_csv
 from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
 from tests.conftest import SEED
 from tests.test_importers import MA, MA_GIVEN, PA, PERF

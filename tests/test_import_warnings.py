@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from engine.cli import import_export as cli_io
 from engine.io.exporters import csv_bytes
 from engine.io.importers import MAX_MODEL_WARNINGS, import_file, import_perf_analyzer, import_upload
-from engine.io.records import LatencyPointRow
+from engine.seed.records import LatencyPointRow
 from engine.store import Store
 from tests.test_hosting import APP, PROFILES, _csv
 from tests.test_importers import PA, PERF

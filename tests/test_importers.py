@@ -10,7 +10,7 @@ import pytest
 from engine.cli import import_export as cli_io
 from engine.io.exporters import csv_bytes, export_all, export_table, parquet_bytes, store_rows
 from engine.io.importers import ImportFailed, import_file, import_model_analyzer, import_perf_analyzer, parse_own
-from engine.io.records import LatencyPointRow, LoadPointRow, PreprocessingPointRow
+from engine.seed.records import LatencyPointRow, LoadPointRow, PreprocessingPointRow
 from engine.store import USER_TABLES, Store, StoreError
 from engine.io.triton import parse_model_analyzer, parse_perf_analyzer
 

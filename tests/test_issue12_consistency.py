@@ -21,7 +21,7 @@ def test_profiles_list_accepts_a_model_that_exists_only_through_a_user_import(tm
     import argparse
 
     from engine.cli import main as cli
-    from engine.io.records import LatencyPointRow
+    from engine.seed.records import LatencyPointRow
     from engine.store import Store
 
     st = Store(tmp_path / "k.duckdb")

@@ -104,7 +104,7 @@ def test_best_use_picks_the_fastest_batch_within_the_sla():
 
 
 def test_a_bad_contention_row_names_its_line(tmp_path):
-    from engine.io.seed_csv import SeedError
+    from engine.seed.reader import SeedError
 
     p = tmp_path / "mig_contention.csv"
     p.write_text("source,family,model,benchmark,scenario,slices,one_slice_samples_per_s,all_slices_samples_per_s,"

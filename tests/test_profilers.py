@@ -24,7 +24,7 @@ from engine.cli.profile import register
 from engine.profilers import ProfilerError, gpu, host
 from engine.profilers import model as mp
 from engine.profilers import pipelines as pp
-from engine.io.records import LatencyPointRow, PreprocessingPointRow
+from engine.seed.records import LatencyPointRow, PreprocessingPointRow
 from engine.store import Store, StoreError
 
 DATE = r"\d{4}-\d{2}-\d{2}"

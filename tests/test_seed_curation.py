@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.io.records import TABLES
+from engine.seed.records import TABLES
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
 CURATED = ["models", "latency_points", "load_points", "preprocessing_points", "rpc_figures", "prices_power"]

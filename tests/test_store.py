@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.io.records import TABLES
-from engine.io.seed_csv import SeedError
+from engine.seed.records import TABLES
+from engine.seed.reader import SeedError
 from engine.store import ENV_DB, Store, build_database, resolve_db_path
 
 
@@ -133,7 +133,7 @@ def test_latency_filters(store):
 
 
 def _point(**kw):
-    from engine.io.records import LatencyPointRow
+    from engine.seed.records import LatencyPointRow
 
     base = dict(model="resnet50", sku="A100-SXM4-40GB", partition="1g.5gb", precision="fp16", framework="onnxruntime",
                 batch=1, mean_ms=2.0, throughput=500.0, kind="measured", source="test", measured_on="2026-11-22")

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from engine.errors import KneepointError
-from engine.io.records import LatencyPointRow
+from engine.seed.records import LatencyPointRow
 from engine.store import ENV_DB, Store, StoreError, resolve_db_path
 from engine.store.build import PRIVATE_DIR_MODE, private_temp_dir
 from engine.store.locking import LOCK_MODE

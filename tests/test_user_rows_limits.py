@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.cli.main import main
-from engine.io.records import LatencyPointRow
+from engine.seed.records import LatencyPointRow
 from engine.store import MAX_USER_ROWS, Store, StoreError
 from engine.store.build import SERIES_ORDER
 from tests.conftest import SEED

@@ -1,7 +1,7 @@
 """Curate the hardware catalogue seed tables from ../shared/data/seed_sources.
 
 Writes data/seed/gpus.csv, mig_profiles.csv and mig_placements.csv in the
-project's schema (engine/io/records.py), one source per row. Re-runnable.
+project's schema (engine/seed/records.py), one source per row. Re-runnable.
 
     python tools/curate_catalog.py [--sources DIR]
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.io.records import GpuRow, MigPlacementRow, MigProfileRow  # noqa: E402
+from engine.seed.records import GpuRow, MigPlacementRow, MigProfileRow  # noqa: E402
 
 SEED = ROOT / "data" / "seed"
 DEFAULT_SOURCES = ROOT.parent / "shared" / "data" / "seed_sources"

@@ -3,7 +3,7 @@
 Reads ../shared/data/seed_sources/*.csv (and numbers quoted from the research
 seeds in ../shared/seeds), selects rows, keeps the numbers and a short source
 per row, and writes data/seed/{models,latency_points,load_points,
-preprocessing_points,rpc_figures,prices_power}.csv in the schema of engine/io/records.py
+preprocessing_points,rpc_figures,prices_power}.csv in the schema of engine/seed/records.py
 (load_points: tools/curate_load_points.py). Every file is
 read back with pandas and validated row by row; a bad row stops the run.
 Hand-entered data (models, table selections, seed figures, notes): tools/profile_facts.py.
@@ -27,7 +27,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from engine.io.records import (TABLES, LatencyPointRow, ModelRow, PreprocessingPointRow,  # noqa: E402
+from engine.seed.records import (TABLES, LatencyPointRow, ModelRow, PreprocessingPointRow,  # noqa: E402
                             PricePowerRow, RpcFigureRow)
 
 SEED = ROOT / "data" / "seed"

@@ -4,9 +4,9 @@ cheap (issue 19). tests/test_cli_imports.py checks each copy against its source.
 
 #: engine.io.exporters.FORMATS
 EXPORT_FORMATS = ("csv", "parquet")
-#: engine.io.records.PRECISIONS
+#: engine.seed.records.PRECISIONS
 PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
-#: the keys of engine.io.records.TABLES
+#: the keys of engine.seed.records.TABLES
 TABLE_NAMES = ("gpus", "mig_profiles", "mig_placements", "models", "latency_points", "load_points",
                "preprocessing_points", "rpc_figures", "prices_power")
 #: engine.store.USER_TABLES

@@ -1,1 +1,1 @@
-"""Files in and out: seed and import CSVs, Triton formats, exports, traces, URL tokens, user files."""
+"""Files in and out: imports (own CSV/Parquet schema, Triton formats), exports, traces, URL tokens, user files."""

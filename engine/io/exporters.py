@@ -1,6 +1,6 @@
 """Exporters: any store table to CSV or Parquet in the project's own schema.
 
-The columns are exactly the row model's fields (engine/io/records.py), in order, in the units of the
+The columns are exactly the row model's fields (engine/seed/records.py), in order, in the units of the
 model (ms, items/s, MB, ...). CSV: UTF-8, header row, empty cell = no value, floats written with
 repr() (the shortest text that reads back to the same float), booleans True/False. Parquet: one
 typed, nullable-where-optional column per field. Either reads back with engine.io.importers.parse_own
@@ -27,8 +27,8 @@ import pandas as pd
 from pydantic import ValidationError
 
 from engine.errors import KneepointError
-from engine.io.records import TABLES
-from engine.io.seed_csv import neutralise_formula
+from engine.seed.records import TABLES
+from engine.seed.reader import neutralise_formula
 from engine.io.userfiles import UserFileError, shown
 from engine.store import USER_TABLES
 

@@ -9,11 +9,11 @@ already in the store, or a failed write adds nothing. Every failure is one Impor
 names the file, the line (CSV, header = line 1) or row (Parquet, first = row 1), and the field.
 
 Limits (files are anyone's): a Parquet file is refused before any cell is read when its data would pass
-MAX_PARQUET_DATA_BYTES decompressed or expanded; no text cell may pass engine.io.records.MAX_TEXT_CHARS (by
-column and line/row); numbers must be finite and within engine.io.records' bounds and cross-field checks. A
+MAX_PARQUET_DATA_BYTES decompressed or expanded; no text cell may pass engine.seed.records.MAX_TEXT_CHARS (by
+column and line/row); numbers must be finite and within engine.seed.records' bounds and cross-field checks. A
 model name the catalogue does not know is imported, with a warning naming the closest known names.
 
-Units: the own schema is in the units of engine/io/records.py (ms, items/s); perf_analyzer reports
+Units: the own schema is in the units of engine/seed/records.py (ms, items/s); perf_analyzer reports
 microseconds (converted to ms); Model Analyzer reports ms.
 """
 
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Optional
 
 from engine.hosting import UploadLimits
-from engine.io.records import MAX_TEXT_CHARS, TABLES
-from engine.io.seed_csv import SeedError, read_csv, rows_from_records
+from engine.seed.records import MAX_TEXT_CHARS, TABLES
+from engine.seed.reader import SeedError, read_csv, rows_from_records
 from engine.errors import ECHO_CHARS, excerpt
 from engine.io.import_common import ImportFailed, ImportResult, Source, decode, read_bytes
 from engine.io.triton import parse_model_analyzer, parse_perf_analyzer

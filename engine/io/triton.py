@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from engine.errors import error_message, error_path, excerpt
 from engine.io.import_common import decode, ImportFailed, ImportResult, read_bytes, Source
-from engine.io.records import MAX_TEXT_CHARS, PRECISIONS, LatencyPointRow, LoadPointRow
+from engine.seed.records import MAX_TEXT_CHARS, PRECISIONS, LatencyPointRow, LoadPointRow
 
 # Column names are matched ignoring case and repeated spaces, and Model Analyzer's ' time (ms)' as ' (ms)'
 # (its headers vary by version: 'Server Queue time (ms)' / 'Server Queue (ms)').

@@ -23,7 +23,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from engine.profilers import ProfilerError, host
-from engine.io.records import LatencyPointRow
+from engine.seed.records import LatencyPointRow
 from engine.profilers.gpu import cuda_target
 
 SOURCE = "python -m engine profile model (this project)"

@@ -28,7 +28,7 @@ import numpy as np
 from engine.profilers import ProfilerError, host
 from engine.profilers.pipelines import (decode_jpeg, encode_jpeg, load_photos, preprocess_audio, synth_speech,
                                         transform_image)
-from engine.io.records import PreprocessingPointRow
+from engine.seed.records import PreprocessingPointRow
 
 SOURCE = "python -m engine profile preprocess (this project)"
 IMAGE_STEP = "decode+resize256+crop224+normalise"

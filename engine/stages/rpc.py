@@ -312,7 +312,7 @@ def rpc_breakdown(c: RpcComponents, request_bytes: float, response_bytes: float,
                         link_capacity_rps=link_cap, snic_capacity_rps=snic_cap)
 
 
-class ModelLike(Protocol):  # a models.csv row (engine.io.records.ModelRow) or anything with these attributes
+class ModelLike(Protocol):  # a models.csv row (engine.seed.records.ModelRow) or anything with these attributes
     request_bytes: int
     response_bytes: int
     kernel_count: int | None

@@ -1,7 +1,7 @@
 """The profile store: the only module that talks to DuckDB.
 
 On first use it builds a DuckDB file from data/seed/*.csv (validated row by
-row against engine.io.records), into data/ or, where that is not writable, a
+row against engine.seed.records), into data/ or, where that is not writable, a
 temporary directory; KNEEPOINT_DB overrides the path. The build writes a
 temporary file and renames it into place, so a reader never sees a partly
 built database. A missing or outdated file (its seed hash differs from the
@@ -26,8 +26,8 @@ import duckdb
 import pandas as pd
 
 from engine.catalog import Catalog
-from engine.io.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
-from engine.io.seed_csv import SeedError
+from engine.seed.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
+from engine.seed.reader import SeedError
 from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, SCHEMA_VERSION, SEED_DIR,  # noqa: F401
                                 SERIES_ORDER, USER_TABLES, StoreError, _check_keys, _sql_type, build_database,
                                 load_seed, prepare_database, resolve_db_path, seed_hash)

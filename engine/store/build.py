@@ -1,6 +1,6 @@
 """Building the profile database: where it lives, the seed hash, and the atomic build from data/seed.
 
-Every seed row is validated (engine.io.records) before anything is written; the build writes a
+Every seed row is validated (engine.seed.records) before anything is written; the build writes a
 temporary file and renames it into place, so a reader never sees a partly built database.
 """
 
@@ -22,8 +22,8 @@ import duckdb
 import pandas as pd
 
 from engine.catalog import Catalog
-from engine.io.records import TABLES
-from engine.io.seed_csv import SeedError, read_csv
+from engine.seed.records import TABLES
+from engine.seed.reader import SeedError, read_csv
 from engine.errors import KneepointError
 
 log = logging.getLogger("kneepoint.store")

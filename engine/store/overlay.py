@@ -19,7 +19,7 @@ from typing import Optional
 import duckdb
 import pandas as pd
 
-from engine.io.records import TABLES
+from engine.seed.records import TABLES
 from engine.store import USER_TABLES, Store, StoreError
 
 __all__ = ["SessionOverlay"]

@@ -3,7 +3,7 @@
 A file is parsed completely before anything is returned; the first bad row
 raises SeedError naming the file, the line (1-based, header = line 1), the
 field and the bad value (cut to ~100 characters: engine.errors.excerpt). Empty cells mean "no value": None
-for optional fields, the field's default otherwise. A text cell longer than MAX_TEXT_CHARS (engine.io.records)
+for optional fields, the field's default otherwise. A text cell longer than MAX_TEXT_CHARS (engine.seed.records)
 is refused by its column and line before any row is built.
 """
 
@@ -18,7 +18,7 @@ from typing import Iterable, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from engine.errors import KneepointError, error_message, error_path, excerpt
-from engine.io.records import MAX_TEXT_CHARS
+from engine.seed.records import MAX_TEXT_CHARS
 
 R = TypeVar("R", bound=BaseModel)
 
