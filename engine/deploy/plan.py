@@ -25,7 +25,7 @@ from engine.deploy.sizing import MAX_GPUS
 from engine.errors import KneepointError
 from engine.partition.pack import pack, PackingError
 from engine.scenario import Scenario, load_scenario, require_gpu
-from engine.vocab import BatchingPolicy, SchedulerPolicy
+from engine.policy_rules import rule_for, scheduler_rule_for
 
 #: the HorizontalPodAutoscaler aims each replica at this fraction of its SLA-bounded throughput, so a replica
 #: scales out before the tail reaches the SLA (the analytic tail grows steeply in the last 20 % before it)
@@ -168,10 +168,10 @@ def deploy_plan(data: dict | str | Scenario, ctx: Context, servers: int = 1) -> 
     rate = sc.workload.arrival.rate_rps
     parts = design.gpu.partitions
     full = [p.max_batch / p.service(p.max_batch) for p in parts]  # items/s at Batch_max
-    shares = ([1 / len(parts)] * len(parts) if design.scheduler == SchedulerPolicy.ROUND_ROBIN
-              else [c / sum(full) for c in full])
+    pooled = scheduler_rule_for(design.scheduler).pooled  # a shared queue splits work by speed, dealing evenly
+    shares = [c / sum(full) for c in full] if pooled else [1 / len(parts)] * len(parts)
     used_cores = sum(min(rate, s.capacity_rps) * s.host_cpu_s for s in design.host_stages)
-    tq_us = round(design.gpu.time_queue_s * 1e6) if design.gpu.policy != BatchingPolicy.NONE else 0
+    tq_us = round(design.gpu.time_queue_s * 1e6) if rule_for(design.gpu.policy).batches else 0
     profiles: dict[str, dict] = {}
     for p, share in zip(parts, shares):
         d = profiles.setdefault(p.name, {"replicas": 0, "share": 0.0, "batch_max": p.max_batch})

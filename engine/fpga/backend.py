@@ -18,6 +18,7 @@ import numpy as np
 from engine.accelerator_side import GpuSide, Link, Partition
 from engine.fpga.model import FpgaBoard, FpgaModelError, Tenancy, board, service_time, tenancy
 from engine.errors import KneepointError
+from engine.policy_rules import rule_for
 from engine.vocab import BatchingPolicy, PreprocessDevice
 
 if TYPE_CHECKING:  # the specs' types only: the Scenario's validation (engine.validate) calls check() below
@@ -104,7 +105,7 @@ def build_fpga_side(scenario: Scenario, book) -> GpuSide:
     notes = list(svc.notes)
     notes.append(f"{n} of {ten.tenants} tenants serve {scenario.model} ({ten.boards} board(s) x "
                  f"{ten.accelerators_per_board} accelerators x {ten.threads_per_accelerator} threads)")
-    if scenario.batching.policy != BatchingPolicy.NONE:
+    if rule_for(scenario.batching.policy).batches:
         notes.append(f"batching '{scenario.batching.policy.value}' does not apply on FPGA threads: each serves one "
                      "request at a time (EIF batch 1)")
     return GpuSide(partitions=parts, policy=BatchingPolicy.NONE, time_queue_s=0.0, knee_rule=KNEE_RULE,
