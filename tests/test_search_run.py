@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from engine.search import SearchError, frames, search
+from engine.profiles import ProfileError
 from tests.conftest import ROOT
 
 SPACE = {"name": "small", "base": {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"},
@@ -143,7 +144,7 @@ def test_a_design_that_fails_is_reported_not_fatal(ctx, monkeypatch):
 
     def flaky(design, ctx_):
         if design.scenario.batching.policy.value == "preba":
-            raise ValueError("no curve for this batching")
+            raise ProfileError("no curve for this batching")
         return real(design, ctx_)
 
     monkeypatch.setattr(run, "evaluate_design", flaky)
@@ -152,6 +153,18 @@ def test_a_design_that_fails_is_reported_not_fatal(ctx, monkeypatch):
     assert len(failed) == 12 and all(not d.stable and not d.meets_sla for d in failed)
     assert any("could not be evaluated" in n for n in r.notes)
     assert all(i not in f.indices for f in r.fronts for i in (d.index for d in failed))
+
+
+def test_a_bug_in_one_design_fails_the_search_instead_of_reading_as_a_bad_input(ctx, monkeypatch):
+    """Only the engine's user-facing errors (KneepointError) mark a design as failed; anything else is a bug."""
+    from engine.search import run
+
+    def broken(design, ctx_):
+        raise ValueError("math domain error")  # what a bug raises, not an engine input error
+
+    monkeypatch.setattr(run, "evaluate_design", broken)
+    with pytest.raises(ValueError, match="math domain error"):
+        search(SPACE, ctx, workers=1, confirm_top=0)
 
 
 def test_a_space_where_nothing_evaluates_is_an_error(ctx):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, Evaluation, build_design, evaluate_design
 from engine.analytic import load_curve as analytic_load_curve
+from engine.errors import KneepointError
 from engine.report.provenance import ProfileUse, profiles_used
 from engine.scenario import Scenario, ScenarioError, load_scenario
 
@@ -122,7 +123,7 @@ def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_h
     for i, sc in enumerate(scenarios, start=1):
         try:
             valid.append(load_scenario(sc, ctx.book))
-        except ValueError as e:
+        except KneepointError as e:
             label = getattr(sc, "name", None) or (sc.get("name") if isinstance(sc, dict) else None)
             raise _labelled(e, i, label) from None
     designs = []
@@ -132,7 +133,7 @@ def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_h
             ev = evaluate_design(design, ctx)
             designs.append(DesignResult(scenario=sc, evaluation=ev, curve=load_curve(design, ev.sla.percentile),
                                         profiles=profiles_used(sc, design, ctx.book)))
-        except ValueError as e:  # ProfileError and kin: a question the profiles cannot answer
+        except KneepointError as e:  # ProfileError and kin: a question the profiles cannot answer
             raise _labelled(e, i, sc.name) from None
     when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
     return Report(title=title.strip() or "Kneepoint design report", created=when.isoformat(),

@@ -23,6 +23,7 @@ import numpy as np
 from engine.analytic import Context, build_design, evaluate_design
 from engine.analytic.design import sla_of
 from engine.executors import Executor, LocalExecutor
+from engine.errors import KneepointError
 from engine.search.pareto import MAX, MIN, front_order, non_dominated
 from engine.search.result import Candidate, Confirmation, DesignRow, Front, SearchResult
 from engine.search.space import DesignGrid, SearchError, SearchSpace, expand, parse_space
@@ -45,7 +46,7 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
     """(index, metrics in _METRICS order or None, bottleneck or the error)."""
     try:
         e = evaluate_design(build_design(grid.scenario(index), ctx), ctx)
-    except ValueError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
+    except KneepointError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return index, None, str(exc)
     cost = e.cost
     return index, (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
