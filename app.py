@@ -1,5 +1,6 @@
 """Kneepoint: inference-server design explorer. Run with `make run` (or `streamlit run app.py`)."""
 
+import engine  # noqa: F401  (first: one BLAS thread, set before numpy loads; engine/__init__.py)
 import streamlit as st
 
 from engine.seed.reader import SeedError
