@@ -14,7 +14,7 @@ from engine.cli.main import main
 from engine.reproduce.entry import IN_SAMPLE, NOT_MODELLED, OUT_OF_SAMPLE, Entry
 from engine.reproduce.papers import PAPERS, paper_results
 from engine.reproduce.registry import UnknownPaperError, entries
-from engine.reproduce.runner import NEEDS_SIMULATE, run_entry, summarise
+from engine.reproduce.runner import NEEDS_SIMULATE, SLOW_NOT_RUN, run, run_entry, summarise
 
 ALL = entries()
 
@@ -86,6 +86,13 @@ def test_a_simulator_entry_waits_for_simulate(ctx):
     row = run_entry(sim, ctx, simulate=False)
     assert row.status == NEEDS_SIMULATE and row.kneepoint is None
     assert summarise([row]).not_run == 1
+
+
+def test_slow_entries_can_be_left_out(ctx):
+    rows = run(ctx, paper="paris-elsa", include_slow=False)
+    slow = {e.id for e in entries("paris-elsa") if e.slow}
+    assert slow and {r.id for r in rows if r.status in (SLOW_NOT_RUN, NEEDS_SIMULATE)} == slow
+    assert all(r.kneepoint is not None for r in rows if r.status == "ok")
 
 
 def test_cli_reproduce_one_paper_as_json(capsys):

@@ -13,6 +13,7 @@ from engine.reproduce.registry import entries
 #: the issue's bar: a result is reproduced when Kneepoint is within this fraction of the paper
 WITHIN = 0.25
 NEEDS_SIMULATE = "needs --simulate"
+SLOW_NOT_RUN = "slow, not run"
 
 
 class ReproductionRow(BaseModel):
@@ -28,7 +29,7 @@ class ReproductionRow(BaseModel):
     rel_error: Optional[float]  # (kneepoint - paper) / |paper|
     within: bool  # |rel_error| <= WITHIN
     sample: str  # in-sample | out-of-sample | not modelled
-    status: str  # "ok", "not modelled", "needs --simulate"
+    status: str  # "ok", "not modelled", NEEDS_SIMULATE, SLOW_NOT_RUN
     mechanism: str  # how the value follows, or why there is none
     scenario: str
     fitted_on: tuple[str, ...]
@@ -50,19 +51,19 @@ class Summary(BaseModel):
         return (f"{self.entries} entries: {self.within} within {WITHIN:.0%} of the paper "
                 f"({self.out_of_sample_within} of them out of sample); {self.out_of_sample} out of sample, "
                 f"{self.in_sample} in sample, {self.not_modelled} not modelled"
-                + (f", {self.not_run} not run ({NEEDS_SIMULATE})" if self.not_run else ""))
+                + (f", {self.not_run} not run (slow or {NEEDS_SIMULATE})" if self.not_run else ""))
 
 
-def run_entry(e: Entry, ctx, simulate: bool = False) -> ReproductionRow:
+def run_entry(e: Entry, ctx, simulate: bool = False, include_slow: bool = True) -> ReproductionRow:
     r = e.result
     common = dict(id=e.id, paper=r.paper, where=r.where, quantity=r.quantity, unit=r.unit, paper_value=r.value,
                   sample=e.sample, scenario=e.scenario, fitted_on=e.fitted_on)
     if e.not_modelled:
         return ReproductionRow(**common, kneepoint=None, rel_error=None, within=False, status=NOT_MODELLED,
                                mechanism=e.not_modelled)
-    if e.simulator and not simulate:
-        return ReproductionRow(**common, kneepoint=None, rel_error=None, within=False, status=NEEDS_SIMULATE,
-                               mechanism=e.mechanism)
+    if (e.simulator and not simulate) or (e.slow and not include_slow):
+        return ReproductionRow(**common, kneepoint=None, rel_error=None, within=False, mechanism=e.mechanism,
+                               status=NEEDS_SIMULATE if e.simulator and not simulate else SLOW_NOT_RUN)
     value = float(e.compute(ctx))
     if not math.isfinite(value):
         raise ValueError(f"{e.id}: the engine returned {value!r}")
@@ -71,9 +72,10 @@ def run_entry(e: Entry, ctx, simulate: bool = False) -> ReproductionRow:
                            status="ok", mechanism=e.mechanism)
 
 
-def run(ctx, paper: Optional[str] = None, simulate: bool = False) -> list[ReproductionRow]:
-    """Every entry of `paper` (or all papers) run against the engine context `ctx`."""
-    return [run_entry(e, ctx, simulate) for e in entries(paper)]
+def run(ctx, paper: Optional[str] = None, simulate: bool = False, include_slow: bool = True) -> list[ReproductionRow]:
+    """Every entry of `paper` (or all papers) run against the engine context `ctx`; `include_slow=False` leaves
+    the slow ones out (a page answers in seconds), `simulate=False` the simulator's."""
+    return [run_entry(e, ctx, simulate, include_slow) for e in entries(paper)]
 
 
 def summarise(rows: list[ReproductionRow]) -> Summary:
@@ -83,4 +85,4 @@ def summarise(rows: list[ReproductionRow]) -> Summary:
                    out_of_sample=len(oos), out_of_sample_within=sum(r.within for r in oos),
                    in_sample=sum(r.sample == "in-sample" for r in done),
                    not_modelled=sum(r.status == NOT_MODELLED for r in rows),
-                   not_run=sum(r.status == NEEDS_SIMULATE for r in rows))
+                   not_run=sum(r.status in (NEEDS_SIMULATE, SLOW_NOT_RUN) for r in rows))
