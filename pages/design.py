@@ -23,6 +23,7 @@ from ui.fields import field_choices, field_range
 from ui.session import hosting
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
+from ui.tables import show as show_table
 
 ctx = context()
 book = ctx.book
@@ -239,7 +240,7 @@ st.plotly_chart(host_cpu_bar(ev.host_cpu.cores, ev.host_cpu.free), key="d_cpu")
 st.subheader("Batching")
 st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:.3f} ms; Batch_max per "
            f"partition from the {ev.batching.knee_rule} knee unless set.")
-st.dataframe([part.model_dump() for part in ev.partitions], hide_index=True, key="d_parts",
+show_table([part.model_dump() for part in ev.partitions], key="d_parts",
              column_order=list(AnalyticPartition.LABELS))
 with st.expander("Notes and the scenario JSON"):
     for note in ev.notes:

@@ -1,0 +1,62 @@
+"""Every table a page shows goes through show(): headers in words with units, numbers with the digits the data
+carry, missing values blank (engine/tables.py decides each of these; this module only hands them to Streamlit).
+
+The data keep the engine's column names, so what a test or a download reads is unchanged; the header a person
+sees is the column_config label.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pandas as pd
+import streamlit as st
+
+from engine import tables
+
+#: beyond this many cells a table is shown with column formats instead of per-cell text (pandas' Styler
+#: renders every cell, which costs seconds on the Search page's list of every design)
+STYLED_CELLS = 20_000
+
+
+def frame(data: Any) -> pd.DataFrame:
+    return data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+
+
+def _config(df: pd.DataFrame, overrides: Optional[dict]) -> dict:
+    config: dict = {}
+    for col in df.columns:
+        label = tables.header(str(col))
+        text = df[col].map(lambda v: len(str(v))).max() if len(df) else 0
+        # wide enough for the header or the longest text, whichever is longer, within Streamlit's three widths
+        longest = max(len(label), int(text or 0))
+        width = "small" if longest <= 8 else "medium" if longest <= 24 else "large"
+        config[col] = st.column_config.Column(label, width=width)
+    config.update(overrides or {})
+    return config
+
+
+def show(data: Any, key: str, *, column_order: Optional[list] = None, column_config: Optional[dict] = None,
+         **kwargs) -> None:
+    """st.dataframe of `data` (a DataFrame, list of dicts or dict of lists) with readable headers and cells."""
+    df = frame(data)
+    if column_order is not None:
+        df = df[[c for c in column_order if c in df.columns]]
+    config = _config(df, column_config)
+    if df.size <= STYLED_CELLS:
+        shown: Any = df.style.format({col: tables.formatter(df[col]) for col in df.columns}, na_rep="")
+    else:  # a large table: a printf format per numeric column (missing numbers still show as empty)
+        shown = df
+        for col in df.columns:
+            if pd.api.types.is_numeric_dtype(df[col]) and not pd.api.types.is_bool_dtype(df[col]):
+                places = tables.decimals(df[col].tolist())
+                config[col] = st.column_config.NumberColumn(tables.header(str(col)), format=f"%.{places}f")
+    st.dataframe(shown, hide_index=True, key=key, column_config=config, **kwargs)
+
+
+def text_table(data: Any) -> pd.DataFrame:
+    """A small table for st.table: headers (and a text index's names) in words, every cell formatted as text."""
+    df = frame(data)
+    out = pd.DataFrame({tables.header(str(col)): df[col].map(tables.formatter(df[col])) for col in df.columns})
+    out.index = [tables.header(str(i)) if isinstance(i, str) else i for i in df.index]
+    return out
