@@ -69,8 +69,14 @@ def header(name: str) -> str:
     return f"{text} ({unit})" if unit else text
 
 
-def _number(v: Any) -> bool:
+def is_number(v: Any) -> bool:
+    """Whether `v` is a number (not a bool)."""
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        v = v.item()
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+_number = is_number
 
 
 def decimals(values: Iterable[Any]) -> int:

@@ -94,6 +94,7 @@ def shoot(browser, url: str, path: str, out: Path) -> Path:
                            "'[data-testid=stMain], [data-testid=stMainBlockContainer]')].map(e => e.scrollHeight))")
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 16_000)})
     drawn(page)
+    page.mouse.move(0, 0)  # no tooltip of the last button pressed in the picture
     target = out / f"{PAGES.get(path, path)}.png"
     page.screenshot(path=str(target), full_page=True, type="png")
     page.close()

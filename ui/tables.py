@@ -24,14 +24,13 @@ def frame(data: Any) -> pd.DataFrame:
 
 
 def _config(df: pd.DataFrame, overrides: Optional[dict]) -> dict:
+    # no fixed widths: Streamlit sizes each column to its header and formatted cells, so a table fits its
+    # container (fixed 'medium' widths pushed the last columns out of the Design page and the sidebar) ...
     config: dict = {}
     for col in df.columns:
-        label = tables.header(str(col))
-        text = df[col].map(lambda v: len(str(v))).max() if len(df) else 0
-        # wide enough for the header or the longest text, whichever is longer, within Streamlit's three widths
-        longest = max(len(label), int(text or 0))
-        width = "small" if longest <= 8 else "medium" if longest <= 24 else "large"
-        config[col] = st.column_config.Column(label, width=width)
+        # ... except long text (a layout, a source), which autosizing cuts at a narrow maximum
+        longest = max((len(str(v)) for v in df[col] if isinstance(v, str)), default=0)
+        config[col] = st.column_config.Column(tables.header(str(col)), width="large" if longest > 28 else None)
     config.update(overrides or {})
     return config
 
@@ -43,6 +42,17 @@ def show(data: Any, key: str, *, column_order: Optional[list] = None, column_con
     if column_order is not None:
         df = df[[c for c in column_order if c in df.columns]]
     config = _config(df, column_config)
+    # Streamlit draws a missing value as 'None' whatever its display text says: a column with gaps is shown
+    # as its formatted text (blank gaps), numbers kept right-aligned
+    gaps = [col for col in df.columns if df[col].isna().any()]
+    if gaps:
+        df = df.copy()
+        for col in gaps:
+            numeric = pd.api.types.is_numeric_dtype(df[col]) or all(
+                tables.is_number(v) for v in df[col] if not pd.isna(v))
+            df[col] = df[col].map(tables.formatter(df[col]))
+            if numeric and col not in (column_config or {}):
+                config[col] = st.column_config.Column(tables.header(str(col)), alignment="right")
     if df.size <= STYLED_CELLS:
         shown: Any = df.style.format({col: tables.formatter(df[col]) for col in df.columns}, na_rep="")
     else:  # a large table: a printf format per numeric column (missing numbers still show as empty)
