@@ -23,14 +23,30 @@ def frame(data: Any) -> pd.DataFrame:
     return data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
 
 
+#: width (px) a table may take before its columns shrink: the main column of a wide page at 1400 px
+FIT_PX = 940
+CHAR_PX, PAD_PX, MAX_TEXT_PX = 7.5, 26, 380
+
+
+def widths(headers: list[str], cells: list[list[str]], fit: int = FIT_PX) -> list[int]:
+    """Pixel widths that show each column's header and longest cell (long text capped), shrunk where they would
+    not fit in `fit`: first the part of a header wider than its cells, then nothing more (the table scrolls)."""
+    need = [min(MAX_TEXT_PX, PAD_PX + CHAR_PX * max([len(h), *map(len, c)])) for h, c in zip(headers, cells)]
+    floor = [min(MAX_TEXT_PX, PAD_PX + CHAR_PX * max([min(len(h), 10), *map(len, c)])) for h, c in zip(headers, cells)]
+    spare = sum(need) - fit
+    room = sum(n - f for n, f in zip(need, floor))
+    if spare > 0 and room > 0:  # every column gives up the same share of its header-only width
+        share = min(1.0, spare / room)
+        need = [n - share * (n - f) for n, f in zip(need, floor)]
+    return [int(round(n)) for n in need]
+
+
 def _config(df: pd.DataFrame, overrides: Optional[dict]) -> dict:
-    # no fixed widths: Streamlit sizes each column to its header and formatted cells, so a table fits its
-    # container (fixed 'medium' widths pushed the last columns out of the Design page and the sidebar) ...
-    config: dict = {}
-    for col in df.columns:
-        # ... except long text (a layout, a source), which autosizing cuts at a narrow maximum
-        longest = max((len(str(v)) for v in df[col] if isinstance(v, str)), default=0)
-        config[col] = st.column_config.Column(tables.header(str(col)), width="large" if longest > 28 else None)
+    heads = [tables.header(str(col)) for col in df.columns]
+    sample = df.head(500)  # widths from the first rows: formatting every cell of a long list costs seconds
+    texts = [[tables.formatter(sample[col])(v) for v in sample[col]] for col in df.columns]
+    config = {col: st.column_config.Column(head, width=w, help=head)
+              for col, head, w in zip(df.columns, heads, widths(heads, texts))}
     config.update(overrides or {})
     return config
 
@@ -52,7 +68,8 @@ def show(data: Any, key: str, *, column_order: Optional[list] = None, column_con
                 tables.is_number(v) for v in df[col] if not pd.isna(v))
             df[col] = df[col].map(tables.formatter(df[col]))
             if numeric and col not in (column_config or {}):
-                config[col] = st.column_config.Column(tables.header(str(col)), alignment="right")
+                config[col] = st.column_config.Column(tables.header(str(col)), alignment="right",
+                                                      width=config[col]["width"], help=config[col]["help"])
     if df.size <= STYLED_CELLS:
         shown: Any = df.style.format({col: tables.formatter(df[col]) for col in df.columns}, na_rep="")
     else:  # a large table: a printf format per numeric column (missing numbers still show as empty)
