@@ -16,6 +16,7 @@ from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.text import md
 from ui.viewlink import PageView
+from ui.tables import show as show_table
 
 book = get_book()
 st.title("Partitioning")
@@ -123,7 +124,7 @@ table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" 
                        "latency-bounded, FIFS analytic (req/s)": round(r.bounded_fifs_rps),
                        **({f"{s.scheduler.upper()} simulated (req/s)": round(s.bounded_rps) for s in sim or []
                            if s.policy == r.policy})} for r in study.rows])
-st.dataframe(table, hide_index=True, key="par_table_out")
+show_table(table, key="par_table_out")
 for name, why in study.skipped.items():
     st.caption(f"{md(name)}: {md(why)}")
 
