@@ -7,6 +7,7 @@ from engine.reproduce.papers import PAPERS
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from ui.compute import engine_call
 from ui.design_state import context
+from ui.tables import show
 
 st.title("Papers")
 st.caption("Every headline number of the five seed papers beside the engine's own answer, computed by running the "
@@ -32,11 +33,8 @@ c3.metric("out of sample (computed)", summary.out_of_sample)
 c4.metric("not modelled", summary.not_modelled)
 table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r["paper_value"],
                        "Kneepoint": r["kneepoint"], "unit": r["unit"],
-                       "error": None if r["rel_error"] is None else r["rel_error"] * 100,
+                       "error (%)": None if r["rel_error"] is None else r["rel_error"] * 100,
                        "within": r["within"], "sample": r["sample"], "status": r["status"],
                        "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
-st.dataframe(table, hide_index=True, use_container_width=True,
-             column_config={"error": st.column_config.NumberColumn("error (%)", format="%+.0f"),
-                            "Kneepoint": st.column_config.NumberColumn(format="%.4g"),
-                            "paper": st.column_config.NumberColumn(format="%.4g")})
+show(table, key="pap_table")
 st.caption(summary.line())

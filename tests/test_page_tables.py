@@ -17,7 +17,8 @@ from tests.pagetest import open_page
 
 #: page -> buttons pressed (by key) before its tables are read: what it takes for the page to show them
 PAGES = {"design.py": (), "compare.py": ("cmp_load",), "search.py": ("srch_run",), "partitioning.py": (),
-         "preprocessing.py": (), "rpc.py": (), "tenancy.py": (), "cost.py": (), "profiles.py": (), "report.py": ()}
+         "preprocessing.py": (), "rpc.py": (), "tenancy.py": (), "cost.py": (), "profiles.py": (), "report.py": (),
+         "papers.py": ()}
 TOO_MANY_DECIMALS = re.compile(r"\d\.\d{4,}")
 
 
