@@ -11,6 +11,9 @@ from ui.fields import field_range
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 PRICE_LABEL = {"gpu_price_usd": "GPU price (USD each)", "server_price_usd": "Server price (USD each, no GPUs)",
                "dpu_price_usd": "DPU card price (USD each)", "nic_price_usd": "NIC price (USD each)"}

@@ -25,6 +25,9 @@ from ui.session import hosting
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 ctx = context()
 book = ctx.book

@@ -8,6 +8,9 @@ from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.tables import show
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 st.title("Papers")
 st.caption("Every headline number of the five seed papers beside the engine's own answer, computed by running the "

@@ -17,6 +17,9 @@ from ui.session import get_book
 from ui.text import md
 from ui.viewlink import PageView
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = get_book()
 st.title("Partitioning")

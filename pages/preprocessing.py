@@ -14,6 +14,9 @@ from ui.fields import field_range
 from ui.page_state import preprocessing_cached, publish, reset, start, validate
 from ui.text import md
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 AS_DESIGNED = "as on the Design page"
 book = context().book

@@ -14,6 +14,9 @@ from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 
 def _sentence(text: str) -> str:

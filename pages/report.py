@@ -27,6 +27,9 @@ from ui.scenarios import current_scenario, pin, pins
 from ui.session import get_store
 from ui.text import md
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 store = get_store()
 book = context().book

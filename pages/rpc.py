@@ -14,6 +14,9 @@ from ui.fields import field_choices, field_range
 from ui.page_state import publish, reset, rpc_cached, start, validate
 from ui.text import md
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = context().book
 st.title("RPC path")

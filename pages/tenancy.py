@@ -11,6 +11,9 @@ from ui.tenancy_state import backends_cached, mig_cached, overview_cached
 from ui.text import md
 from ui.viewlink import PageView
 from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = get_book()
 st.title("Tenancy")
