@@ -67,6 +67,13 @@ class KneeRule(StrEnum):
     CURVE = "curve"
 
 
+class SlaLimitKind(StrEnum):
+    """What holds a design's SLA-bounded throughput down (engine.results.SlaLimit)."""
+
+    LATENCY_FLOOR = "latency floor"  # the path's latency without load is (nearly) the SLA already
+    SATURATION = "saturation"  # the SLA holds until queueing at the bottleneck stage takes it
+
+
 class CostBasis(StrEnum):
     """The throughput a design is priced at: one basis for every design that is compared."""
 

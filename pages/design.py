@@ -186,12 +186,8 @@ qpd = ev.cost.queries_per_usd
 m[5].metric("Queries per dollar", "—" if qpd is None else f"{qpd:,.0f}",
             help=f"at {ev.cost_basis} over the cost period"
             + (f"; none: {ev.cost_no_value_reason}" if ev.cost_no_value_reason else ""))
-if not ev.stable:
-    st.error(f"Unstable at the offered load: {md(ev.unstable_reason)}. Lower the load or add capacity.")
-elif not ev.sla.met:
-    st.warning(f"The p{pct:g} latency at the offered load misses the {ev.sla.latency_ms:g} ms SLA.")
-else:
-    st.success(f"Meets the p{pct:g} {ev.sla.latency_ms:g} ms SLA at {ev.rate_rps:,.0f} req/s.")
+# the verdict at the offered load, then what limits the SLA-bounded throughput: a latency floor or saturation
+(st.error if not ev.stable else st.success if ev.sla.met else st.warning)(md(ev.headline()))
 
 layouts = []
 for g in range(scenario.gpu.count if scenario.gpu is not None else 0):
