@@ -13,8 +13,8 @@ from engine.results import AnalyticPartition
 from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
                              RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
 from engine.io.urlstate import encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, RATE_INPUT_RANGE, SHARES, WHOLE, arrival_inputs,
-                            fpga_defaults, from_widgets, layout_choices, to_widgets)
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE,
+                            arrival_inputs, fpga_defaults, from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
@@ -57,8 +57,21 @@ def _reset() -> None:  # a callback runs before the widgets exist, so their valu
     _apply(load_scenario(DEFAULT_SCENARIO, book))
 
 
+def _name_typed() -> None:  # an emptied box goes back to the derived name
+    st.session_state[NAME_TYPED] = st.session_state["d_name"].strip() or None
+
+
+def _name_input(scenario) -> None:
+    """The name box, drawn once the scenario is known: it shows the typed name, else the one derived from the
+    design as it now stands (set before the widget exists in this run, as Streamlit requires)."""
+    if scenario is not None:
+        st.session_state["d_name"] = scenario.name
+    top[0].text_input("Design name", key="d_name", on_change=_name_typed,
+                      help="named after the design (model, GPU and layout, preprocessing, RPC path, batching) until "
+                           "you type a name; empty the box to go back to the derived name")
+
+
 top = st.columns([3, 1, 1])
-top[0].text_input("Design name", key="d_name")
 top[1].button("Reset to defaults", key="d_reset", on_click=_reset)
 
 cols = st.columns(4)
@@ -160,8 +173,10 @@ with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False)
 try:
     scenario = load_scenario(from_widgets(dict(st.session_state)), book)
 except ScenarioError as e:
+    _name_input(None)
     st.error(f"This design is not valid: {md(e)}")
     st.stop()
+_name_input(scenario)
 write_link("s", encode(scenario))
 set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):

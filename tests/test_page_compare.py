@@ -4,7 +4,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.io.urlstate import decode_many
+from engine.presets import DEFAULT_SCENARIO
+from engine.scenario import load_scenario
 from tests.conftest import ROOT
+
+DEFAULT_NAME = load_scenario(DEFAULT_SCENARIO).name  # derived from the design (it has no name)
 
 APP = str(ROOT / "app.py")
 PAGE = str(ROOT / "pages" / "compare.py")
@@ -33,7 +37,7 @@ def test_pinned_designs_from_design_page_appear_side_by_side():
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     results = at.table[1].value
-    assert list(results.columns) == ["ResNet-50 on 7 x 1g A100", "with DPU"]
+    assert list(results.columns) == [DEFAULT_NAME, "with DPU"]
     assert "(baseline)" in results.loc["capacity (req/s)"].iloc[0] and "%" in results.loc["capacity (req/s)"].iloc[1]
     assert results.loc["bottleneck"].tolist()[0] == "host_cpu"
     assert len(at.get("plotly_chart")) == 2
