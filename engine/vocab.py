@@ -19,6 +19,11 @@ class PreprocessDevice(StrEnum):
     NONE = "none"
 
 
+#: the preprocessing devices a server can have; NONE is PREBA's ideal (inputs arrive preprocessed), which nothing
+#: deploys: a reference line beside them, not a candidate, unless someone asks for it
+DEPLOYABLE_PREPROCESSING = (PreprocessDevice.CPU, PreprocessDevice.DPU, PreprocessDevice.GPU)
+
+
 class RpcPreset(StrEnum):
     GRPC = "grpc"
     GRPC_BYPASS = "grpc-bypass"

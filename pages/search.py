@@ -8,6 +8,7 @@ from engine.errors import KneepointError
 from engine.executors import ray_installed
 from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerSpec, load_scenario
 from engine.search import frames
+from engine.vocab import DEPLOYABLE_PREPROCESSING
 from engine.charts.search import front_scatter
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
@@ -37,8 +38,10 @@ LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable 
 cols = st.columns(3)
 cols[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
 cols[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
-                    default=field_choices(PreprocessingSpec, "device"),
-                    key="srch_pre", help="all four by default: do I need a DPU?")
+                    default=[device.value for device in DEPLOYABLE_PREPROCESSING], key="srch_pre",
+                    help="the three a server can have, by default: do I need a DPU? 'none' (PREBA's ideal: inputs "
+                         "arrive preprocessed) is shown beside the best design as a reference; add it here to rank it "
+                         "as a candidate too")
 cols[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
 cols = st.columns(3)
 cols[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
@@ -114,6 +117,14 @@ for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded through
 m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
 st.subheader("Best designs")
 st.dataframe(tables["best"], hide_index=True, key="srch_best")
+ideal = result.ideal_reference
+if ideal is not None:  # a reference line, not a candidate
+    best = result.designs[result.best_throughput]
+    st.caption(f"Reference, not a candidate: with no preprocessing at all (PREBA's ideal, which no server deploys) "
+               f"the best design would carry {ideal.sla_bounded_rps:,.0f} req/s within the SLA; its {md(best.preprocessing)} "
+               f"preprocessing reaches {best.sla_bounded_rps / ideal.sla_bounded_rps:.0%} of that."
+               if ideal.sla_bounded_rps > 0 else "Reference, not a candidate: even with no preprocessing at all "
+               "(PREBA's ideal) the best design's hardware meets the SLA at no load.")
 if st.button("Pin the best designs for Compare", key="srch_pin", disabled=result.best_throughput is None):
     for idx in dict.fromkeys(i for i in (result.best_throughput, result.best_value) if i is not None):
         c = result.candidate(idx)
