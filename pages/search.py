@@ -97,9 +97,15 @@ with st.expander("Least hardware for a load (sizing)"):
             st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
 
 key = (space_json, int(w["srch_confirm"]))
-result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary"),
+first = "srch_opened" not in w  # a session's first look runs the default space: the current design's, a few designs
+w["srch_opened"] = True
+result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary") or first,
                      lambda: search_cached(space_json, key[1], executor=w.get("srch_executor", "local")),
                      "The search failed")
+if first and result is not None:
+    st.info("Opened on the search around the design now on the Design page (its layout, the three deployable "
+            "preprocessing devices, its RPC path, batching and scheduler). Change that design on the Design page, "
+            "or the alternatives above, and run the search again for your own question.")
 if result is None:
     st.info("Choose the alternatives, then run the search (changing an input cancels a running one).")
     st.stop()

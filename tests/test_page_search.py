@@ -52,3 +52,11 @@ def test_no_preprocessing_is_a_reference_beside_the_best_not_a_candidate():
     assert best["role"].iloc[-1].startswith("reference")
     (said,) = [c.value for c in at.caption if c.value.startswith("Reference, not a candidate")]
     assert "its dpu preprocessing reaches 9" in said  # about 90 % of the ideal's SLA-bounded throughput
+
+
+def test_a_first_visit_opens_on_the_search_around_the_current_design():
+    at = open_page("search.py", timeout=300)
+    assert metrics(at)["Designs evaluated"] == "3" and len(at.get("plotly_chart")) == 2  # answered, not a prompt
+    assert any(i.value.startswith("Opened on the search around the design now on the Design page") for i in at.info)
+    at.multiselect(key="srch_rpc").set_value(["grpc", "local"]).run()  # the user's own question: asked with the button
+    assert not at.get("plotly_chart") and any("run the search" in i.value for i in at.info)
