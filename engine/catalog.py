@@ -23,6 +23,12 @@ from engine.errors import KneepointError
 from engine.seed.reader import read_csv
 
 
+#: MPS clients (CUDA contexts) one GPU serves at once: 48 on Volta and later, 16 before (NVIDIA Multi-Process Service
+#: documentation, "Considerations: Limitations"). Every GPU of the catalogue is Volta or later, so each takes 48.
+MPS_MAX_CLIENTS = 48
+MPS_SOURCE = "NVIDIA Multi-Process Service documentation, Considerations: Limitations (48 clients per GPU from Volta on)"
+
+
 class LayoutError(KneepointError):
     """A MIG layout that cannot be placed; the message names the conflict."""
 
@@ -65,6 +71,7 @@ class Gpu(BaseModel):
     pcie_gen: int
     profiles: tuple[MigProfile, ...]
     source: str
+    mps_max_clients: int = MPS_MAX_CLIENTS  # MPS clients this GPU serves at once (MPS_SOURCE)
 
     def profile(self, name: str) -> MigProfile:
         for p in self.profiles:

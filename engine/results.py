@@ -13,6 +13,8 @@ from typing import ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.vocab import SlaLimitKind
+
 
 class LatencySummary(BaseModel):
     """End-to-end latency (ms): the mean and the standard percentiles (inf when unstable)."""
@@ -41,6 +43,55 @@ class SlaOutcome(BaseModel):
     LABELS: ClassVar[dict[str, str]] = {"latency_ms": "SLA bound (ms)", "percentile": "SLA percentile",
                                         "met": "meets SLA",
                                         "latency_at_rate_ms": "tail latency at offered load (ms)"}
+
+
+class SlaLimit(BaseModel):
+    """Why the SLA-bounded throughput is what it is: a latency floor (no load meets the SLA, or the unloaded latency
+    leaves so little of the bound that it is lost below half the capacity) or saturation (the SLA holds until
+    queueing at the bottleneck stage takes it). engine.analytic.operating_point.sla_limit computes it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: SlaLimitKind
+    sla_ms: float  # the bound
+    percentile: float  # e.g. 99.0
+    sla_bounded_rps: float  # 0 when no load meets the SLA
+    capacity_rps: float
+    bottleneck: str  # the stage that saturates first
+    floor_rate_rps: float  # the lowest load the SLA-bounded search tries
+    floor_ms: float  # the SLA-percentile latency there
+    floor_by_stage_ms: dict[str, float]  # each stage's share of floor_ms, largest first
+
+    LABELS: ClassVar[dict[str, str]] = {
+        "kind": "what limits the SLA-bounded throughput", "sla_ms": "SLA bound (ms)", "percentile": "SLA percentile",
+        "sla_bounded_rps": "SLA-bounded throughput (req/s)", "capacity_rps": "capacity (req/s)",
+        "bottleneck": "bottleneck", "floor_rate_rps": "lowest load tried (req/s)",
+        "floor_ms": "tail latency at the lowest load (ms)", "floor_by_stage_ms": "its share per stage (ms)"}
+    MAIN_SHARE: ClassVar[float] = 0.1  # stages named in words: those carrying at least this share of the floor
+
+    def main_stages(self) -> list[str]:
+        """'stage 12.3 ms' for the stages that make most of the floor (at least MAIN_SHARE of it, at most 3)."""
+        big = [(name, ms) for name, ms in self.floor_by_stage_ms.items() if ms >= self.MAIN_SHARE * self.floor_ms]
+        return [f"{name} {ms:,.1f} ms" for name, ms in big[:3]]
+
+    def explain(self, rate_rps: float) -> str:
+        """The limit in words, with the bottleneck's load at `rate_rps` (the offered load)."""
+        p, bound = f"p{self.percentile:g}", f"{self.sla_ms:g} ms"
+        floor = (f"the {p} is {self.floor_ms:,.1f} ms even at {self.floor_rate_rps:,.0f} req/s "
+                 f"({', '.join(self.main_stages())})")
+        load = (f"at the offered {rate_rps:,.0f} req/s the bottleneck, {self.bottleneck}, is "
+                f"{rate_rps / self.capacity_rps:.0%} busy (capacity {self.capacity_rps:,.0f} req/s)")
+        share = self.sla_bounded_rps / self.capacity_rps
+        if self.kind == SlaLimitKind.LATENCY_FLOOR and self.sla_bounded_rps <= 0:
+            return (f"A latency floor, not saturation: no load meets the {bound} SLA, because {floor}; {load}. "
+                    "Shorten the path (a faster preprocessing device or RPC path, smaller batches) rather than "
+                    "adding capacity.")
+        if self.kind == SlaLimitKind.LATENCY_FLOOR:
+            return (f"A latency floor: the {bound} SLA holds only up to {self.sla_bounded_rps:,.0f} req/s, {share:.0%} "
+                    f"of the capacity, because {floor}, leaving little of the bound for queueing; {load}.")
+        return (f"Saturation: the {bound} SLA holds up to {self.sla_bounded_rps:,.0f} req/s ({share:.0%} of the "
+                f"capacity), where queueing at {self.bottleneck} (capacity {self.capacity_rps:,.0f} req/s) takes the "
+                f"{p} past the bound; without load it is {self.floor_ms:,.1f} ms.")
 
 
 class HostCpuUse(BaseModel):

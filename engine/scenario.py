@@ -61,6 +61,8 @@ MAX_LIST_ITEMS = 4096
 MAX_FPGA_BOARDS, MAX_FPGA_UNITS = 64, 1024
 #: most CPU cores on one host (host.cpu_cores and every core count)
 MAX_CORES = 1024
+NAME_MAX = 120  # characters in a scenario's name
+DERIVED_NAME_MAX = 80  # a derived name fits a saved scenario's name (engine.store.scenarios.NAME_MAX)
 #: smallest value of a positive number (times, rates, sizes, weights): below it reciprocals and products overflow
 #: or vanish (1 / 1e-300 ms is no rate at all) and a diurnal or polling interval would cut a run into billions
 MIN_POSITIVE = 1e-9
@@ -386,7 +388,8 @@ class Scenario(_Spec):
     """One design and its workload. Validate with load_scenario() (needs the catalogue)."""
 
     schema_: Literal["kneepoint.scenario/1"] = Field(SCHEMA_ID, alias="schema")
-    name: str = Field("untitled", min_length=1, max_length=120)
+    name: Optional[str] = Field(None, min_length=1, max_length=NAME_MAX,
+                                description="the design's name; without one, derived from the design (derived_name)")
     model: str
     precision: Optional[str] = None
     gpu: Optional[GpuSpec] = Field(None, description="the GPUs; give exactly one of gpu or fpga")
@@ -401,6 +404,14 @@ class Scenario(_Spec):
     service: Optional[ServiceSpec] = Field(None, description="simulator only: a synthetic service distribution")
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _named(self) -> "Scenario":
+        """A scenario given no name is named after its design (derived_name): set once, while it is validated
+        (the model is frozen afterwards)."""
+        if self.name is None:
+            self.__dict__["name"] = self.derived_name()
+        return self
 
     @model_validator(mode="after")
     def _one_backend(self) -> "Scenario":
@@ -428,8 +439,47 @@ class Scenario(_Spec):
             return f"{self.fpga.boards} x {self.fpga.board} FPGA"
         return f"{self.gpu.count} x {self.gpu.sku}"
 
+    def derived_name(self) -> str:
+        """The design in a few words, the name it has until someone types one: model, accelerators and their
+        partitioning, preprocessing device, RPC path, batching policy (and the scheduler unless FIFS), e.g.
+        'resnet50, A100-SXM4-80GB 1g.10gb x 7, cpu preprocessing, grpc, preba batching'. At most
+        DERIVED_NAME_MAX characters, all of them ones a saved scenario's name may hold (engine.store.scenarios)."""
+        pre = self.preprocessing
+        batching = self.batching.policy
+        words = [self.model, self._hardware_words(),
+                 f"dpu {pre.units} CUs" if pre.device == PreprocessDevice.DPU else f"{pre.device.value} preprocessing",
+                 self.rpc.preset.value, "no batching" if batching == BatchingPolicy.NONE else f"{batching.value} batching"]
+        if self.scheduler.policy != SchedulerPolicy.FIFS:
+            words.append(self.scheduler.policy.value)
+        name = ", ".join(words)
+        return name if len(name) <= DERIVED_NAME_MAX else name[:DERIVED_NAME_MAX - 3].rstrip(" ,") + "..."
+
+    def _hardware_words(self) -> str:
+        if self.fpga is not None:
+            return self.accelerator_label()
+        gpu = self.gpu
+        count = f"{gpu.count} x " if gpu.count > 1 else ""
+        if gpu.shares:
+            part = "MPS " + " + ".join(f"{share:g}" for share in gpu.shares)
+        elif gpu.layouts:
+            part = "; ".join(_profile_counts(layout) for layout in gpu.layouts)
+        elif gpu.layout:
+            part = _profile_counts(gpu.layout)
+        else:
+            part = "whole"
+        return f"{count}{gpu.sku} {part}"
+
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2)
+
+
+def _profile_counts(layout: list[str]) -> str:
+    """'1g.10gb x 7' for seven 1g.10gb instances; profiles in the layout's order, placements dropped."""
+    counts: dict[str, int] = {}
+    for entry in layout:
+        profile = entry.split("@")[0]
+        counts[profile] = counts.get(profile, 0) + 1
+    return " + ".join(f"{profile} x {n}" if n > 1 else profile for profile, n in counts.items())
 
 
 def require_gpu(scenario: Scenario, feature: str) -> GpuSpec:

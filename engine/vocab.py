@@ -19,6 +19,11 @@ class PreprocessDevice(StrEnum):
     NONE = "none"
 
 
+#: the preprocessing devices a server can have; NONE is PREBA's ideal (inputs arrive preprocessed), which nothing
+#: deploys: a reference line beside them, not a candidate, unless someone asks for it
+DEPLOYABLE_PREPROCESSING = (PreprocessDevice.CPU, PreprocessDevice.DPU, PreprocessDevice.GPU)
+
+
 class RpcPreset(StrEnum):
     GRPC = "grpc"
     GRPC_BYPASS = "grpc-bypass"
@@ -65,6 +70,13 @@ class ServiceKind(StrEnum):
 class KneeRule(StrEnum):
     UTILIZATION = "utilization"
     CURVE = "curve"
+
+
+class SlaLimitKind(StrEnum):
+    """What holds a design's SLA-bounded throughput down (engine.results.SlaLimit)."""
+
+    LATENCY_FLOOR = "latency floor"  # the path's latency without load is (nearly) the SLA already
+    SATURATION = "saturation"  # the SLA holds until queueing at the bottleneck stage takes it
 
 
 class CostBasis(StrEnum):

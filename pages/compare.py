@@ -13,7 +13,7 @@ from ui.choices import keep_choice
 from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
-from ui.scenarios import clear_pins, current_scenario, pin, pins, unpin
+from ui.scenarios import clear_pins, current_scenario, pin, pins, sample, show_sample, unpin
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
 from ui.gate import guard_page
@@ -25,14 +25,21 @@ st.title("Compare")
 st.caption("Designs pinned on the Design page (or loaded from a seed preset), side by side: inputs, results, "
            "the change of each result against a baseline, and their latency-vs-load curves.")
 
-if "cmp_started" not in st.session_state:  # first run: a link's designs, if the session has none
+PRESETS = presets()
+SAMPLE_PRESET = "preba"  # what a session with nothing pinned opens on: the Design page's default question, answered
+
+if "cmp_started" not in st.session_state:  # first run: a link's designs, else a sample if the session has none
     st.session_state["cmp_started"] = True
     if not pins():
         for design in read_link("c", lambda token: [load_scenario(item, book) for item in decode_many(token)],
                                 "designs") or []:
             pin(design)
+    if not pins():
+        try:
+            show_sample([load_scenario(d, book) for d in preset_designs(SAMPLE_PRESET)], SAMPLE_PRESET)
+        except KneepointError as e:
+            st.error(f"The sample preset cannot be built: {md(e)}")
 
-PRESETS = presets()
 c = st.columns([3, 1, 1, 1])
 c[0].selectbox("Seed preset", list(PRESETS), format_func=lambda k: PRESETS[k].name, key="cmp_preset",
                help="each reproduces one seed paper's headline comparison")
@@ -51,6 +58,10 @@ if c[3].button("Clear", key="cmp_clear"):
     clear_pins()
     drop_link("c")
 st.caption(f"Preset question: {PRESETS[st.session_state['cmp_preset']].question}")
+if sample() in PRESETS:
+    st.info(f"Nothing of yours is pinned yet, so Compare opens on a seed preset, {md(PRESETS[sample()].name)}: "
+            f"{md(PRESETS[sample()].question)} Your first pin (the Design page's 'Pin for Compare', or 'Pin current "
+            "design' here) replaces these designs with your own.")
 
 designs = pins()
 if not designs:

@@ -13,7 +13,7 @@ from engine.results import AnalyticPartition
 from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
                              RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
 from engine.io.urlstate import encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
                             applies_note, arrival_inputs, keep_hidden_inputs,
                             fpga_defaults, from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
@@ -62,8 +62,21 @@ def _reset() -> None:  # a callback runs before the widgets exist, so their valu
     _apply(load_scenario(DEFAULT_SCENARIO, book))
 
 
+def _name_typed() -> None:  # an emptied box goes back to the derived name
+    st.session_state[NAME_TYPED] = st.session_state["d_name"].strip() or None
+
+
+def _name_input(scenario) -> None:
+    """The name box, drawn once the scenario is known: it shows the typed name, else the one derived from the
+    design as it now stands (set before the widget exists in this run, as Streamlit requires)."""
+    if scenario is not None:
+        st.session_state["d_name"] = scenario.name
+    top[0].text_input("Design name", key="d_name", on_change=_name_typed,
+                      help="named after the design (model, GPU and layout, preprocessing, RPC path, batching) until "
+                           "you type a name; empty the box to go back to the derived name")
+
+
 top = st.columns([3, 1, 1])
-top[0].text_input("Design name", key="d_name")
 top[1].button("Reset to defaults", key="d_reset", on_click=_reset)
 
 cols = st.columns(4)
@@ -189,8 +202,10 @@ with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False)
 try:
     scenario = load_scenario(from_widgets(dict(st.session_state)), book)
 except ScenarioError as e:
+    _name_input(None)
     st.error(f"This design is not valid: {md(e)}")
     st.stop()
+_name_input(scenario)
 write_link("s", encode(scenario))
 set_current(scenario)
 if top[2].button("Pin for Compare", key="d_pin", help="keep this design to compare on the Compare page"):
@@ -215,12 +230,8 @@ qpd = ev.cost.queries_per_usd
 m[5].metric("Queries per dollar", "—" if qpd is None else f"{qpd:,.0f}",
             help=f"at {ev.cost_basis} over the cost period"
             + (f"; none: {ev.cost_no_value_reason}" if ev.cost_no_value_reason else ""))
-if not ev.stable:
-    st.error(f"Unstable at the offered load: {md(ev.unstable_reason)}. Lower the load or add capacity.")
-elif not ev.sla.met:
-    st.warning(f"The p{pct:g} latency at the offered load misses the {ev.sla.latency_ms:g} ms SLA.")
-else:
-    st.success(f"Meets the p{pct:g} {ev.sla.latency_ms:g} ms SLA at {ev.rate_rps:,.0f} req/s.")
+# the verdict at the offered load, then what limits the SLA-bounded throughput: a latency floor or saturation
+(st.error if not ev.stable else st.success if ev.sla.met else st.warning)(md(ev.headline()))
 
 layouts = []
 for g in range(scenario.gpu.count if scenario.gpu is not None else 0):

@@ -8,6 +8,7 @@ from engine.errors import KneepointError
 from engine.executors import ray_installed
 from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerSpec, load_scenario
 from engine.search import frames
+from engine.vocab import DEPLOYABLE_PREPROCESSING
 from engine.charts.search import front_scatter
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
@@ -41,8 +42,10 @@ LAYOUTS = ["the current layout", "every maximal MIG layout"] if gpu.mig_capable 
 cols = st.columns(3)
 cols[0].radio("GPU partitioning", LAYOUTS, key="srch_layouts")
 cols[1].multiselect("Preprocessing devices", field_choices(PreprocessingSpec, "device"),
-                    default=field_choices(PreprocessingSpec, "device"),
-                    key="srch_pre", help="all four by default: do I need a DPU?")
+                    default=[device.value for device in DEPLOYABLE_PREPROCESSING], key="srch_pre",
+                    help="the three a server can have, by default: do I need a DPU? 'none' (PREBA's ideal: inputs "
+                         "arrive preprocessed) is shown beside the best design as a reference; add it here to rank it "
+                         "as a candidate too")
 cols[2].multiselect("RPC paths", field_choices(RpcSpec, "preset"), default=[base.rpc.preset.value], key="srch_rpc")
 cols = st.columns(3)
 cols[0].multiselect("Batching policies", field_choices(BatchingSpec, "policy"), default=[base.batching.policy.value],
@@ -98,9 +101,15 @@ with st.expander("Least hardware for a load (sizing)"):
             st.info("No GPU type carries this rate within the SLA; nothing to simulate.")
 
 key = (space_json, int(w["srch_confirm"]))
-result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary"),
+first = "srch_opened" not in w  # a session's first look runs the default space: the current design's, a few designs
+w["srch_opened"] = True
+result = kept_result("srch_result", key, st.button("Run the search", key="srch_run", type="primary") or first,
                      lambda: search_cached(space_json, key[1], executor=w.get("srch_executor", "local")),
                      "The search failed")
+if first and result is not None:
+    st.info("Opened on the search around the design now on the Design page (its layout, the three deployable "
+            "preprocessing devices, its RPC path, batching and scheduler). Change that design on the Design page, "
+            "or the alternatives above, and run the search again for your own question.")
 if result is None:
     st.info("Choose the alternatives, then run the search (changing an input cancels a running one).")
     st.stop()
@@ -118,6 +127,14 @@ for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded through
 m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
 st.subheader("Best designs")
 show_table(tables["best"], key="srch_best")
+ideal = result.ideal_reference
+if ideal is not None:  # a reference line, not a candidate
+    best = result.designs[result.best_throughput]
+    st.caption(f"Reference, not a candidate: with no preprocessing at all (PREBA's ideal, which no server deploys) "
+               f"the best design would carry {ideal.sla_bounded_rps:,.0f} req/s within the SLA; its {md(best.preprocessing)} "
+               f"preprocessing reaches {best.sla_bounded_rps / ideal.sla_bounded_rps:.0%} of that."
+               if ideal.sla_bounded_rps > 0 else "Reference, not a candidate: even with no preprocessing at all "
+               "(PREBA's ideal) the best design's hardware meets the SLA at no load.")
 if st.button("Pin the best designs for Compare", key="srch_pin", disabled=result.best_throughput is None):
     for idx in dict.fromkeys(i for i in (result.best_throughput, result.best_value) if i is not None):
         c = result.candidate(idx)

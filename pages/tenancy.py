@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from engine.catalog import MPS_SOURCE
 from engine.errors import KneepointError
 from engine.charts.tenancy import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
 from ui.scenarios import current_scenario
@@ -104,8 +105,10 @@ m[1].metric("Multi-Model", f"{best.instances} x {best.gpu_pct_each}%" if best el
             help="instances and GPU% each with the most throughput within the deadline")
 m[2].metric("Multi-Model throughput", f"{best.throughput_items_per_s:,.0f} items/s" if best else "-",
             delta=f"x{ov.plan.speedup:.2f} vs one instance" if ov.plan.speedup else None)
-m[3].metric("Instances that fit (Param-Share)", f"{ov.memory.fit.without} -> {ov.memory.fit.with_sharing}",
-            help="without -> with shared weights")
+limit = ov.memory.limit
+m[3].metric("Instances per GPU (MPS)", f"{limit.without} -> {limit.with_sharing}",
+            help=f"without -> with shared weights (Param-Share): what GPU memory holds, at most {limit.mps_clients} MPS "
+                 "clients per GPU")
 st.plotly_chart(share_curve(ov.share.curve, k, float(st.session_state["ten_deadline"])), key="ten_share_chart")
 st.caption(f"Latency of one batch of {batch} against its GPU% ({ov.share.curve.points[0].provenance} points"
            + (f", slice law from {ov.share.curve.reference}" if ov.share.curve.reference else "")
@@ -119,7 +122,8 @@ with c[1]:
     show_table(pd.DataFrame(ov.memory.fit.table()), key="ten_ps_table")
     st.caption(f"Weights {ov.memory.fit.weights_mb:,.0f} MB ({ov.memory.weights_from}); buffer "
                f"{ov.memory.fit.buffer_mb:,.0f} MB ({ov.memory.buffer_from}); memory "
-               f"{ov.memory.fit.gpu_memory_mb:,.0f} MB ({ov.memory.memory_from}).")
+               f"{ov.memory.fit.gpu_memory_mb:,.0f} MB ({ov.memory.memory_from}). Instances per GPU: "
+               f"{limit.explain()} ({MPS_SOURCE}).")
 st.markdown("**Oversubscription**")
 st.plotly_chart(oversubscription(ov.oversubscription), key="ten_over_chart")
 st.caption("Shares above 100% in total time-slice the GPU: each tenant's latency grows with the total while the "

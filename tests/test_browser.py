@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from engine.presets import DEFAULT_SCENARIO
+from engine.scenario import load_scenario
 from tests.browserkit import (SHOTS, act, browser, close_not_found, metric, no_exception, pick,  # noqa: F401 (fixtures)
                               server, settle, track_runs)
+
+DEFAULT_NAME = load_scenario(DEFAULT_SCENARIO).name  # derived from the design (it has no name)
 
 pytestmark = pytest.mark.browser
 
@@ -107,7 +111,7 @@ def test_compare_page_in_browser(server, browser):
     table = page.locator('[data-testid="stTable"]').nth(1)
     table.wait_for(state="visible", timeout=90_000)
     text = table.inner_text()
-    assert "ResNet-50 on 7 x 1g A100" in text and "second design" in text and "(baseline)" in text
+    assert DEFAULT_NAME in text and "second design" in text and "(baseline)" in text
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=30_000)
     assert "c=" in page.url
     no_exception(page)

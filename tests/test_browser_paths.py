@@ -11,6 +11,7 @@ import pytest
 
 from tests.browserkit import (act, browser, close_not_found, metric, no_exception, pick, server,  # noqa: F401
                               settle, track_runs)
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 VIEW = {"width": 1400, "height": 1200}
@@ -106,7 +107,7 @@ def _search(page) -> None:
 
 def _search_result(page) -> None:
     shown(page, "Simulator check of the top designs")
-    assert metric(page, "Designs evaluated") == "4"  # the current layout x the four preprocessing devices
+    assert metric(page, "Designs evaluated") == "3"  # the current layout x the three deployable preprocessing devices
 
 
 BUTTONS = [(_design, "Simulate points on the curve", _design_result),
@@ -158,21 +159,59 @@ def test_compare_after_pin_then_preset_every_control(server, browser):
 
 # --------------------------------------------------------------------------- the README walkthrough
 
+def readme_step(number: int) -> str:
+    """Step `number` of the README's "Answer a question in a few minutes", on one line."""
+    text = (ROOT / "README.md").read_text()
+    steps = text.split("## Answer a question in a few minutes")[1].split("\n## ")[0]
+    step = re.search(rf"^{number}\. (.*?)(?=^\d\. |\Z)", steps, re.S | re.M).group(1)
+    return " ".join(step.split())
+
+
+def headline(page) -> str:
+    """The Design page's verdict (an alert naming the SLA)."""
+    alert = page.locator('[data-testid="stAlert"]').filter(has_text="SLA").first
+    return " ".join(alert.inner_text().split())
+
+
 def test_readme_walkthrough(server, browser):
-    """README, "Answer a question in a few minutes", steps 1-5, each claim read from the page."""
+    """README, "Answer a question in a few minutes", steps 1-5: each claim read from the page, and each number the
+    README gives checked against the page's."""
     page = open_app(browser, server)
-    # 1. the Design page opens on the question: CPU-bound, the SLA missed
-    assert metric(page, "Bottleneck") == "host_cpu"
-    shown(page, "misses the 15 ms SLA")
-    assert number(metric(page, "SLA-bounded throughput")) == 0
+    # 1. the Design page opens on the question: the SLA missed at every load on a latency floor, not saturation
+    step = readme_step(1)
+    assert metric(page, "Bottleneck") == "host_cpu" and "capacity bottleneck" in step
+    assert number(metric(page, "SLA-bounded throughput")) == 0 and "SLA-bounded throughput 0" in step
+    said = headline(page)
+    assert said.startswith("Misses the p99 15 ms SLA at 3,000 req/s") and "A latency floor, not saturation" in said
+    floor = re.search(r"the p99 is ([\d.]+) ms even at ([\d,]+) req/s \(host_cpu ([\d.]+) ms", said)
+    assert float(floor[1]) > 15 and float(floor[3]) > float(floor[1]) / 2  # the host CPU's path is most of it
+    busy = re.search(r"host_cpu, is (\d+)% busy \(capacity ([\d,]+) req/s\)", said)
+    assert int(busy[1]) < 80  # far from saturated
     cpu_capacity = number(metric(page, "Capacity"))
-    # 2. preprocessing on the DPU: the bottleneck leaves the host CPU and the SLA is met. It moves to the DPU
-    #    itself (8 compute units by default), not to the GPU as the README says.
+    assert f"{cpu_capacity:,.0f}" == busy[2]
+    for claim in (f"({floor[2]} req/s) the p99 is {floor[1]} ms", f"{floor[3]} ms of it on the host CPU",
+                  f"({busy[2]} req/s), is only {busy[1]} %"):
+        assert claim in step, claim
+    chart = page.locator(".js-plotly-plot").filter(has_text="cores free").first
+    assert "30 cores free" in chart.inner_text() and "the 30 free cores" in step
+    # 2. preprocessing on the DPU: the SLA is met, and the DPU itself saturates first (8 compute units; the GPU
+    #    from 9 units)
+    step = readme_step(2)
     expand(page, "Host, preprocessing and RPC path")
     choose(page, "Preprocessing device", "dpu")
+    assert metric(page, "Bottleneck") == "preprocess:dpu" and "`preprocess:dpu`, 8 compute units by default" in step
+    said = headline(page)
+    assert said.startswith("Meets the p99 15 ms SLA at 3,000 req/s") and "Saturation" in said
+    held = re.search(r"holds up to ([\d,]+) req/s \((\d+)% of the capacity\), where queueing at preprocess:dpu "
+                     r"\(capacity ([\d,]+) req/s\)", said)
+    dpu_capacity = number(metric(page, "Capacity"))
+    assert f"{dpu_capacity:,.0f}" == held[3] and dpu_capacity > 2 * cpu_capacity
+    assert (f"holds up to {held[1]} req/s, {held[2]} % of a capacity of {held[3]} req/s, "
+            f"{dpu_capacity / cpu_capacity:.1f} times the CPU design's") in step
+    fill(page, "DPU compute units", "9")
+    assert metric(page, "Bottleneck") == "gpu" and "With 9 or more units the bottleneck moves on to the GPU" in step
+    fill(page, "DPU compute units", "8")
     assert metric(page, "Bottleneck") == "preprocess:dpu"
-    shown(page, "Meets the p99 15 ms SLA at 3,000 req/s")
-    assert number(metric(page, "Capacity")) > 2 * cpu_capacity
     press(page, "Pin for Compare")
     # another layout from the list, filtered by typing as a person would
     act(page, lambda: pick(page, page.get_by_role("combobox", name="MIG layout", exact=False).first,

@@ -4,7 +4,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.io.urlstate import decode_many
+from engine.presets import DEFAULT_SCENARIO
+from engine.scenario import load_scenario
 from tests.conftest import ROOT
+
+DEFAULT_NAME = load_scenario(DEFAULT_SCENARIO).name  # derived from the design (it has no name)
 
 APP = str(ROOT / "app.py")
 PAGE = str(ROOT / "pages" / "compare.py")
@@ -18,9 +22,24 @@ def compare():
     return at
 
 
-def test_empty_compare_says_how_to_pin(compare):
-    assert any("No designs pinned yet" in i.value for i in compare.info)
-    assert not compare.get("plotly_chart")
+def test_a_session_with_nothing_pinned_opens_on_the_preba_preset_which_its_first_pin_replaces(compare):
+    assert list(compare.table[1].value.columns) == ["7 x 1g, CPU preprocessing", "7 x 1g, DPU preprocessing",
+                                                    "7 x 1g, ideal (none)"]
+    assert len(compare.get("plotly_chart")) == 2
+    (said,) = [i.value for i in compare.info if "Nothing of yours is pinned yet" in i.value]
+    assert "PREBA" in said and "replaces these designs with your own" in said
+    compare.button(key="cmp_pin").click().run()  # the current design: the default question
+    assert list(compare.table[1].value.columns) == [DEFAULT_NAME]
+    assert not any("Nothing of yours" in i.value for i in compare.info)
+
+
+def test_a_pin_made_before_compare_is_shown_not_the_sample():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.button(key="d_pin").click().run()
+    at.switch_page(PAGE).run()
+    assert list(at.table[1].value.columns) == [DEFAULT_NAME]
+    assert not any("Nothing of yours" in i.value for i in at.info)
 
 
 def test_pinned_designs_from_design_page_appear_side_by_side():
@@ -33,7 +52,7 @@ def test_pinned_designs_from_design_page_appear_side_by_side():
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     results = at.table[1].value
-    assert list(results.columns) == ["ResNet-50 on 7 x 1g A100", "with DPU"]
+    assert list(results.columns) == [DEFAULT_NAME, "with DPU"]
     assert "(baseline)" in results.loc["capacity (req/s)"].iloc[0] and "%" in results.loc["capacity (req/s)"].iloc[1]
     assert results.loc["bottleneck"].tolist()[0] == "host_cpu"
     assert len(at.get("plotly_chart")) == 2
@@ -59,7 +78,7 @@ def test_preba_preset_answers_its_question(compare):
     cpu, dpu, ideal = r.columns
     assert r.loc["bottleneck", cpu] == "host_cpu" and r.loc["bottleneck", dpu] != "host_cpu"
     tput = [float(r.loc["SLA-bounded throughput (req/s)", c].split()[0].replace(",", "")) for c in r.columns]
-    assert tput[0] < tput[1] <= tput[2] * 1.001  # CPU-bound < DPU <= ideal
+    assert tput[0] < tput[1] <= tput[2] * 1.001  # the CPU misses at every load (a latency floor) < DPU <= ideal
 
 
 def test_remove_and_clear(compare):

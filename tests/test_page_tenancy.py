@@ -34,7 +34,7 @@ def test_defaults_show_every_panel(tenancy):
 
 @pytest.mark.parametrize("key,value", [("ten_model", "bert-large"), ("ten_mig_gpu", "A30-24GB"),
                                        ("ten_share_gpu", "T4-16GB"), ("ten_batch", 32), ("ten_deadline", 5.0),
-                                       ("ten_rate", 800.0), ("ten_buffer", 1475.0), ("ten_weights", False),
+                                       ("ten_rate", 800.0), ("ten_buffer", 4000.0), ("ten_weights", False),
                                        ("ten_fpga_ms", 2.5), ("ten_cpu_ms", 20.0), ("ten_sparsity", 0.7),
                                        ("ten_within", "3g.40gb")])
 def test_each_widget_reruns(tenancy, key, value):
@@ -47,11 +47,15 @@ def test_each_widget_reruns(tenancy, key, value):
         assert _metrics(tenancy) != before
 
 
-def test_buffer_changes_the_memory_fit(tenancy):
-    tenancy.number_input(key="ten_buffer").set_value(1475.0).run()
-    fit = _metrics(tenancy)["Instances that fit (Param-Share)"]
+def test_instances_per_gpu_are_capped_by_the_mps_client_limit_and_by_memory(tenancy):
+    assert _metrics(tenancy)["Instances per GPU (MPS)"] == "48 -> 48"  # not 958 -> 2,227: 48 MPS clients per GPU
+    assert any("the MPS client limit binds: 48 clients per GPU, while memory would hold" in c.value
+               for c in tenancy.caption)
+    tenancy.number_input(key="ten_buffer").set_value(4000.0).run()  # a large footprint: memory binds first
+    fit = _metrics(tenancy)["Instances per GPU (MPS)"]
     without, with_ = (int(x) for x in fit.split(" -> "))
-    assert with_ >= without >= 1
+    assert 48 > with_ >= without >= 1
+    assert any("GPU memory binds" in c.value for c in tenancy.caption)
 
 
 def test_invalid_deadline_is_explained(tenancy):

@@ -17,9 +17,11 @@ from engine.report import (ReportError, TABLE_NAMES, build_report, read_scenario
 from engine.report import tables as tables_mod
 from engine.report.figures import FIGURE_KINDS, figure_id
 from engine.report.tables import hardware
-from engine.scenario import ScenarioError
+from engine.scenario import ScenarioError, load_scenario
 from engine.store import seed_hash
 from tests.conftest import ROOT
+
+DEFAULT_NAME = load_scenario(DEFAULT_SCENARIO).name  # derived from the design (it has no name)
 
 WHOLE = {**DEFAULT_SCENARIO, "name": "Whole A100, DPU", "gpu": {"sku": "A100-SXM4-80GB"},
          "preprocessing": {"device": "dpu"}}
@@ -66,7 +68,7 @@ def test_html_has_each_figure_metadata_and_escaped_title(report, html):
 def test_html_embeds_the_scenarios(report, html):
     got = scenario_dicts(html)
     assert got == [json.loads(s.to_json()) for s in report.scenarios]
-    assert [s.name for s in read_scenarios(html)] == ["ResNet-50 on 7 x 1g A100", "Whole A100, DPU"]
+    assert [s.name for s in read_scenarios(html)] == [DEFAULT_NAME, "Whole A100, DPU"]
 
 
 def test_round_trip_report_to_scenarios_gives_identical_results(ctx, store, report, html):
@@ -83,7 +85,7 @@ def test_round_trip_report_to_scenarios_gives_identical_results(ctx, store, repo
 
 def test_repeated_names_are_numbered(ctx, store):
     r = build_report([DEFAULT_SCENARIO, DEFAULT_SCENARIO], ctx, seed_hash="x")
-    assert [s.name for s in r.scenarios] == ["ResNet-50 on 7 x 1g A100", "ResNet-50 on 7 x 1g A100 (2)"]
+    assert [s.name for s in r.scenarios] == [DEFAULT_NAME, f"{DEFAULT_NAME} (2)"]
     assert r.designs[0].evaluation.capacity_rps == r.designs[1].evaluation.capacity_rps
 
 
@@ -126,7 +128,7 @@ def test_csv_and_parquet_hold_the_same_rows(report):
 
 def test_provenance_lists_the_points_and_their_sources(report, store):
     prov = report_tables(report)["provenance"]
-    slices = prov[prov["scenario"] == "ResNet-50 on 7 x 1g A100"]
+    slices = prov[prov["scenario"] == DEFAULT_NAME]
     # issue 12: a saturated reference lets the slice law extrapolate past its support: the curve says so
     assert set(slices["profile_kind"]) <= {"derived", "derived-extrapolated"}
     assert slices["reference"].str.contains(" full ").all()
@@ -172,7 +174,7 @@ def test_cli_report_writes_html_tables_and_notes_missing_chromium(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "2 design(s)" in r.stdout
     assert "PNG figures were not made: no Chromium at" in r.stderr and "the PDF was not made" in r.stderr
-    assert [s["name"] for s in scenario_dicts(out.read_bytes())] == ["ResNet-50 on 7 x 1g A100", "Whole A100, DPU"]
+    assert [s["name"] for s in scenario_dicts(out.read_bytes())] == [DEFAULT_NAME, "Whole A100, DPU"]
     assert {p.name for p in tables.iterdir()} == ({f"{t}.csv" for t in TABLE_NAMES} | {f"{t}.parquet" for t in TABLE_NAMES}
                                                  | {"scenarios.json", "README.txt"})
     assert "PNG figures were not made" in (tables / "README.txt").read_text()

@@ -7,6 +7,7 @@ import pytest
 from engine.presets import DEFAULT_SCENARIO
 from engine.report import StaticUnavailable, build_report, export_report, find_chromium, scenario_dicts
 from engine.report.figures import FIGURE_KINDS, report_figures
+from engine.scenario import load_scenario
 
 
 def _chromium() -> str:
@@ -41,7 +42,7 @@ def test_png_and_pdf_are_made_when_chromium_is_present(report, tmp_path):
             assert len(img.convert("RGB").getcolors(maxcolors=1 << 20) or []) > 20, p.name
     pdf = (tmp_path / "r.pdf").read_bytes()
     assert pdf.startswith(b"%PDF-") and len(pdf) > 20_000
-    assert scenario_dicts((tmp_path / "r.html").read_bytes())[0]["name"] == DEFAULT_SCENARIO["name"]
+    assert scenario_dicts((tmp_path / "r.html").read_bytes())[0]["name"] == load_scenario(DEFAULT_SCENARIO).name
 
 
 def test_missing_chromium_is_a_note_not_a_failure(report, tmp_path):

@@ -55,7 +55,7 @@ def test_taken_and_unknown_names_are_refused(shelf):
     shelf.save(SC, name="other")
     with pytest.raises(ScenarioNameError, match="new name: a scenario named 'other' is already saved"):
         shelf.rename(SC.name, "other")
-    with pytest.raises(ScenarioNameError, match=r"no saved scenario is named 'nope'; saved: other, ResNet-50"):
+    with pytest.raises(ScenarioNameError, match=r"no saved scenario is named 'nope'; saved: other, resnet50, A100"):
         shelf.get("nope")
     with pytest.raises(ScenarioNameError, match="no saved scenario is named 'nope'"):
         shelf.delete("nope")

@@ -66,3 +66,10 @@ def test_nothing_fits_when_the_weights_do_not():
 def test_bad_sizes_name_the_field(args, field):
     with pytest.raises(TenancyError, match=field):
         param_share_fit(*args)
+
+
+def test_the_default_buffers_are_the_seeds_measured_ones(store):
+    from engine.tenancy.paramshare import MEASURED_BUFFER_MB
+
+    names = {"resnet50": "ResNet-50", "vgg19": "VGG-19", "resnext50": "ResNeXt-50"}
+    assert MEASURED_BUFFER_MB == {model: _figure(store, f"{name} other GPU buffer") for model, name in names.items()}

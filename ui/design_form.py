@@ -24,6 +24,9 @@ ARRIVAL_KINDS = field_choices(ArrivalSpec, "kind")
 #: and a trace's timestamps (from the upload, or from the link's scenario)
 ARRIVAL_EXTRA = "d_arrival_extra"
 TRACE_FILE, TRACE_ERROR = "d_trace_file", "d_trace_error"
+#: session key (no widget) for the name the user typed; None while the name is derived from the design
+#: (Scenario.derived_name), so it follows every change of model, GPU, layout, preprocessing, RPC path...
+NAME_TYPED = "d_name_typed"
 #: lowest and highest offered load the Design page's rate input takes
 RATE_INPUT_RANGE = field_range(ArrivalSpec, "rate_rps", low=1.0)
 
@@ -89,7 +92,7 @@ def to_widgets(s: Scenario, gpu) -> dict:
         placed = " + ".join(validate_layout(gpu, layout).labels())
         label = placed if placed in _layout_labels(gpu) else CUSTOM
     return {
-        "d_name": s.name, "d_model": s.model, "d_gpu": s.gpu.sku, "d_count": s.gpu.count, "d_mode": mode,
+        "d_name": s.name, NAME_TYPED: None if s.name == s.derived_name() else s.name, "d_model": s.model, "d_gpu": s.gpu.sku, "d_count": s.gpu.count, "d_mode": mode,
         "d_layout": label or (layout_choices(gpu)[0] if gpu.mig_capable else CUSTOM),
         "d_custom": ", ".join(layout or []), "d_shares": ", ".join(f"{x:g}" for x in (s.gpu.shares or [50, 50])),
         "d_cores": s.host.cpu_cores, "d_reserved": s.host.cpu_reserved_cores,
@@ -191,7 +194,8 @@ def from_widgets(w: dict) -> dict:
             if w[key]:
                 fpga[field] = cast(w[key])
         accel = {"fpga": fpga}
-    return {"name": w["d_name"] or "untitled", "model": w["d_model"], **accel,
+    named = {"name": w[NAME_TYPED]} if w.get(NAME_TYPED) else {}  # without a typed name the scenario derives one
+    return {**named, "model": w["d_model"], **accel,
             "host": {"cpu_cores": int(w["d_cores"]), "cpu_reserved_cores": int(w["d_reserved"])},
             "preprocessing": pre, "rpc": rpc, "batching": batching,
             "scheduler": {"policy": w["d_sched"], "alpha": float(w["d_alpha"]), "beta": float(w["d_beta"])},

@@ -7,7 +7,7 @@ scenario JSON (plain data), so they survive reruns and can be written into a rep
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import streamlit as st
 
@@ -18,6 +18,9 @@ from ui.viewlink import read_link
 
 _CURRENT = "kp_current"
 _PINS = "kp_pins"
+#: the preset whose designs the pins hold because Compare opened on it for a session with nothing pinned: a sample,
+#: which the session's first own pin replaces (None once the pins are the user's)
+_SAMPLE = "kp_pins_sample"
 
 
 def set_current(scenario: Scenario) -> None:
@@ -55,8 +58,25 @@ def pins() -> list[str]:
     return list(st.session_state.get(_PINS, []))
 
 
+def show_sample(designs: list[Scenario], preset: str) -> None:
+    """Fill an empty session's pins with a preset's designs (`preset` names it), as a sample the first pin() of
+    the user's own replaces."""
+    clear_pins()
+    for design in designs:
+        pin(design)
+    st.session_state[_SAMPLE] = preset
+
+
+def sample() -> Optional[str]:
+    """The preset the pins hold as a sample (show_sample), or None when they are the user's."""
+    return st.session_state.get(_SAMPLE)
+
+
 def pin(scenario: Scenario) -> int:
-    """Pin a scenario (a second pin of the same name gets a numbered name); returns the number of pins."""
+    """Pin a scenario (a second pin of the same name gets a numbered name); returns the number of pins. The first
+    pin after a sample (show_sample) replaces it."""
+    if st.session_state.pop(_SAMPLE, None):
+        st.session_state[_PINS] = []
     have = pins()
     names = {load_scenario(t).name for t in have}
     name, k = scenario.name, 2
@@ -76,3 +96,4 @@ def unpin(index: int) -> None:
 
 def clear_pins() -> None:
     st.session_state[_PINS] = []
+    st.session_state.pop(_SAMPLE, None)

@@ -10,14 +10,15 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
-from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate
+from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate, sla_limit
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostResult, PricedRate, fpga_price_defaults, inputs_from_spec,
                          price_defaults, priced_rate, servers_for, tco)
 from engine.errors import KneepointError
 from engine.fpga.model import board
 from engine.profiles.slicelaw import continue_saturated, fit_slice_law, is_saturated
-from engine.results import AnalyticPartition, BatchingSummary, CostSummary, HostCpuUse, LatencySummary, SlaOutcome
+from engine.results import (AnalyticPartition, BatchingSummary, CostSummary, HostCpuUse, LatencySummary, SlaLimit,
+                            SlaOutcome)
 from engine.scenario import Scenario, load_scenario
 from engine.vocab import CostBasis, PreprocessDevice, RpcPreset
 
@@ -42,6 +43,7 @@ class Evaluation(BaseModel):
     breakdown_ms: dict[str, float]  # mean time per component
     sla: SlaOutcome  # bound, percentile, met, the SLA-percentile latency at the rate
     sla_bounded_rps: float
+    sla_limit: SlaLimit  # what holds sla_bounded_rps down: a latency floor or a saturating stage
     batching: BatchingSummary  # policy, Batch_max per partition, Time_queue, knee rule
     partitions: list[AnalyticPartition]
     host_cpu: HostCpuUse  # cores used per consumer, used, free for serving, reserved
@@ -52,6 +54,18 @@ class Evaluation(BaseModel):
     cost_no_value_reason: Optional[str] = None
     # a MIG layout's slices at their best batch under the SLA against the whole GPU at its best batch
     mig_vs_whole: Optional[MigVsWhole] = None
+
+    def headline(self) -> str:
+        """The verdict at the offered load and what limits the SLA-bounded throughput, in words."""
+        sla = self.sla
+        if not self.stable:
+            verdict = f"Unstable at {self.rate_rps:,.0f} req/s: {self.unstable_reason}."
+        elif sla.met:
+            verdict = f"Meets the p{sla.percentile:g} {sla.latency_ms:g} ms SLA at {self.rate_rps:,.0f} req/s."
+        else:
+            verdict = (f"Misses the p{sla.percentile:g} {sla.latency_ms:g} ms SLA at {self.rate_rps:,.0f} req/s "
+                       f"(p{sla.percentile:g} {sla.latency_at_rate_ms:,.1f} ms).")
+        return f"{verdict} {self.sla_limit.explain(self.rate_rps)}"
 
 
 def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
@@ -95,7 +109,7 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
         breakdown_ms={k: v * _MS for k, v in pt.breakdown_s.items()},
         sla=SlaOutcome(latency_ms=sla_ms, percentile=sc.workload.sla.percentile, met=met,
                        latency_at_rate_ms=pt.latency_s["sla"] * _MS),
-        sla_bounded_rps=sla_rps,
+        sla_bounded_rps=sla_rps, sla_limit=sla_limit(design, sla_rps),
         batching=BatchingSummary(policy=design.gpu.policy.value, time_queue_ms=design.gpu.time_queue_s * _MS,
                                  knee_rule=design.gpu.knee_rule,
                                  batch_max=[part.max_batch for part in design.gpu.partitions]),

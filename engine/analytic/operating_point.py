@@ -12,8 +12,13 @@ from engine.analytic.design import Design
 from engine.analytic.host_point import StagePoint, host_stage_point
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
 from engine.profiles.tails import percentile_key
+from engine.results import SlaLimit, SlaLimitKind
 
 PERCENTILES = (0.50, 0.95, 0.99)
+#: below this fraction of the capacity a queue waits less than one service time on average (M/M/1: rho / (1 -
+#: rho) <= 1), so an SLA lost there is lost to the latency the path has without load, not to saturation
+FLOOR_LOAD = 0.5
+_MS = 1e3
 
 
 class RatePoint(BaseModel):
@@ -54,6 +59,43 @@ def _point(design: Design, rate: float, p: float):
     excess += [g.batching_wait_q_s - g.batching_wait_mean_s, g.queue_wait_q_s - g.queue_wait_mean_s,
                g.service_q_s - g.service_mean_s]
     return stages, g, excess
+
+
+def sla_latency_by_stage(design: Design, rate: float) -> dict[str, float]:
+    """The latency (s) at the SLA percentile and `rate` requests/s, split over the stages that make it: each host
+    stage (its fixed time, mean wait and service), 'batching' (the wait for a batch to form) and the accelerator
+    (its queue and service). Each stage carries its mean plus its share of the tail: the excesses add in
+    quadrature (_quantile), so a stage's share of sqrt(sum e_i |e_i|) is e_i |e_i| / sum e_j |e_j|. The values
+    sum to sla_latency(design, rate)."""
+    stages, g, excess = _point(design, rate, design.sla_percentile)
+    means = {s.name: s.fixed_s + s.wait_mean_s + s.service_s for s in stages}
+    means["batching"] = g.batching_wait_mean_s
+    means[design.accelerator] = g.queue_wait_mean_s + g.service_mean_s
+    owners = [s.name for s in stages] * 2 + ["batching", design.accelerator, design.accelerator]
+    total = _quantile(sum(means.values()), excess) - sum(means.values())
+    weights = [e * abs(e) for e in excess]
+    whole = sum(weights)
+    out = dict(means)
+    for owner, weight in zip(owners, weights):
+        out[owner] += total * weight / whole if whole and math.isfinite(total) else 0.0
+    return out
+
+
+def sla_limit(design: Design, sla_rps: float) -> SlaLimit:
+    """Why the design's SLA-bounded throughput is what it is (sla_rps from sla_bounded_rate), as
+    engine.results.SlaLimit: a latency floor (no load meets the SLA, or it is lost below FLOOR_LOAD of the
+    capacity, where queueing costs less than the service itself) or saturation (the SLA holds until queueing
+    at the bottleneck stage takes it). The floor is the SLA-percentile latency at the lowest rate the
+    SLA-bounded search scans (scan_rates), split by stage (sla_latency_by_stage)."""
+    cap, bottleneck, _ = capacity(design)
+    low = float(scan_rates(design, cap)[0])
+    by_stage = sla_latency_by_stage(design, low)
+    kind = SlaLimitKind.LATENCY_FLOOR if sla_rps < FLOOR_LOAD * cap else SlaLimitKind.SATURATION
+    return SlaLimit(kind=kind, sla_ms=design.sla_s * _MS, percentile=design.sla_percentile * 100,
+                    sla_bounded_rps=sla_rps, capacity_rps=cap, bottleneck=bottleneck,
+                    floor_rate_rps=low, floor_ms=sum(by_stage.values()) * _MS,
+                    floor_by_stage_ms={name: v * _MS for name, v in sorted(by_stage.items(), key=lambda kv: -kv[1])
+                                       if v > 0})
 
 
 def sla_latency(design: Design, rate: float) -> float:

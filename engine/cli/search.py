@@ -47,6 +47,8 @@ def report(result) -> str:
     else:
         lines += _describe("best SLA-bounded throughput", r.designs[r.best_throughput])
         lines += _describe("best queries per dollar", r.designs[r.best_value])
+        if r.ideal_reference is not None:  # a reference line, not a candidate
+            lines += _describe("reference, not a candidate: the best with no preprocessing (ideal)", r.ideal_reference)
     for f in r.fronts:
         lines += ["", f"Pareto front {f.name} ({f.objectives[0]} {f.directions[0]}, {f.objectives[1]} "
                       f"{f.directions[1]}; among {f.among}): {len(f.indices)} design(s)",

@@ -100,6 +100,10 @@ class SearchResult(BaseModel):
     fronts: tuple[Front, ...]
     candidates: tuple[Candidate, ...]
     notes: tuple[str, ...]
+    # the best-throughput design with no preprocessing at all (PREBA's ideal; its index is the best design's): a
+    # reference line for what its preprocessing costs, never a candidate. None when not asked for, when no design
+    # meets the SLA, or when the best design has no preprocessing already
+    ideal_reference: Optional[DesignRow] = None
 
     def candidate(self, index: int) -> Optional[Candidate]:
         return next((c for c in self.candidates if c.row.index == index), None)
@@ -111,17 +115,21 @@ class SearchResult(BaseModel):
         raise KeyError(f"{name!r} is not a front; valid: {', '.join(f.name for f in self.fronts)}")
 
 
+IDEAL_ROLE = "reference: no preprocessing (ideal, not deployable)"  # the ideal's row in the 'best' table
+
+
 def frames(result: SearchResult) -> dict[str, pd.DataFrame]:
     """Tables for a page: designs (every row, with its roles), best, one per front, confirmations."""
     cols = list(DesignRow.model_fields)
     roles = {c.row.index: ", ".join(c.roles) for c in result.candidates}
     designs = pd.DataFrame([r.model_dump() for r in result.designs], columns=cols)
     designs["roles"] = designs["index"].map(roles).fillna("")
-    best = [(role, i) for role, i in (("best SLA-bounded throughput", result.best_throughput),
-                                      ("best queries per dollar", result.best_value)) if i is not None]
+    best = [(role, result.designs[i]) for role, i in (("best SLA-bounded throughput", result.best_throughput),
+                                                      ("best queries per dollar", result.best_value)) if i is not None]
+    if result.ideal_reference is not None:
+        best.append((IDEAL_ROLE, result.ideal_reference))
     out = {"designs": designs,
-           "best": pd.DataFrame([{"role": role, **result.designs[i].model_dump()} for role, i in best],
-                                columns=["role", *cols])}
+           "best": pd.DataFrame([{"role": role, **row.model_dump()} for role, row in best], columns=["role", *cols])}
     for f in result.fronts:
         out[f"front:{f.name}"] = pd.DataFrame([result.designs[i].model_dump() for i in f.indices], columns=cols)
     out["confirmations"] = pd.DataFrame([{"label": c.row.label, **c.confirmation.model_dump()}

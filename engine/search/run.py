@@ -27,6 +27,8 @@ from engine.errors import KneepointError
 from engine.search.pareto import MAX, MIN, front_order, non_dominated
 from engine.search.result import Candidate, Confirmation, DesignRow, Front, SearchResult
 from engine.search.space import DesignGrid, SearchError, SearchSpace, expand, parse_space
+from engine.scenario import PreprocessingSpec, Scenario
+from engine.vocab import PreprocessDevice
 from engine.sim import SimError, simulate_design
 from engine.store import Store
 
@@ -44,14 +46,19 @@ MAX_CHUNK = 250  # designs per chunk at most: a few chunks per worker balance th
 
 def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
     """(index, metrics in _METRICS order or None, bottleneck or the error)."""
+    return index, *_measure(grid.scenario(index), ctx)
+
+
+def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
+    """(metrics in _METRICS order or None, bottleneck or the error) of one design."""
     try:
-        e = evaluate_design(build_design(grid.scenario(index), ctx), ctx)
+        e = evaluate_design(build_design(scenario, ctx), ctx)
     except KneepointError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
-        return index, None, str(exc)
+        return None, str(exc)
     cost = e.cost
-    return index, (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
-                   float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
-                   cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
+    return (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
+            float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
+            cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
 def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
@@ -74,17 +81,37 @@ def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarra
                                                                                                          len(_METRICS))
     rows, errors = [], []
     for (i, m, info), v in zip(evaluated, values):
-        opts = grid.options(i)
-        fields = dict(zip(_METRICS, v.tolist()))
-        fields.update(stable=bool(fields["stable"]), meets_sla=bool(fields["meets_sla"]))
-        for k in ("queries_per_usd", "queries_per_joule"):  # no value on the cost basis (engine.cost.priced_rate)
-            fields[k] = None if math.isnan(fields[k]) else fields[k]
         if m is None:
             errors.append(f"#{i}: {info}")
-        rows.append(DesignRow(index=i, label=" | ".join(o.label for o in opts),
-                              **{o.axis: o.label for o in opts}, bottleneck=info if m is not None else "error",
-                              error=None if m is not None else info, **fields))
+        rows.append(_row(i, {o.axis: o.label for o in grid.options(i)}, v.tolist(), m is not None, info))
     return rows, values, errors
+
+
+def _row(index: int, labels: dict[str, str], values: list[float], evaluated: bool, info: str) -> DesignRow:
+    """A DesignRow from its axes' labels and its metrics in _METRICS order (NaN: no value)."""
+    fields = dict(zip(_METRICS, values))
+    fields.update(stable=bool(fields["stable"]), meets_sla=bool(fields["meets_sla"]))
+    for k in ("queries_per_usd", "queries_per_joule"):  # no value on the cost basis (engine.cost.priced_rate)
+        fields[k] = None if math.isnan(fields[k]) else fields[k]
+    return DesignRow(index=index, label=" | ".join(labels.values()), **labels,
+                     bottleneck=info if evaluated else "error", error=None if evaluated else info, **fields)
+
+
+IDEAL_LABEL = "none (ideal)"
+
+
+def _ideal(grid: DesignGrid, ctx: Context, best: Optional[int]) -> Optional[DesignRow]:
+    """The best design with no preprocessing at all (PREBA's ideal: inputs arrive preprocessed), evaluated as a
+    reference line for what the design's preprocessing costs; never a candidate, since nothing deploys it."""
+    if not grid.ideal_reference or best is None:
+        return None
+    scenario = grid.scenario(best)
+    if scenario.preprocessing.device == PreprocessDevice.NONE:
+        return None
+    ideal = scenario.model_copy(update={"preprocessing": PreprocessingSpec(device=PreprocessDevice.NONE)})
+    metrics, info = _measure(ideal, ctx)
+    labels = {**{o.axis: o.label for o in grid.options(best)}, "preprocessing": IDEAL_LABEL}
+    return _row(best, labels, np.array(metrics or _FAILED, dtype=float).tolist(), metrics is not None, info)
 
 
 def _compared(values: np.ndarray) -> np.ndarray:
@@ -237,7 +264,8 @@ def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] 
         rate_rps=base.workload.arrival.rate_rps, sla_ms=sla_of(base) * 1e3,
         sla_percentile=base.workload.sla.percentile, size=n, workers=used, wall_s=time.perf_counter() - t0,
         analytic_s=analytic_s, designs_per_s=n / analytic_s if analytic_s > 0 else math.inf, designs=tuple(rows),
-        best_throughput=best_tp, best_value=best_value, fronts=fronts, candidates=candidates, notes=tuple(notes))
+        best_throughput=best_tp, best_value=best_value, fronts=fronts, candidates=candidates, notes=tuple(notes),
+        ideal_reference=_ideal(grid, ctx, best_tp))
 
 
 def _notes(grid: DesignGrid, values: np.ndarray, errors: list[str]) -> list[str]:

@@ -64,6 +64,8 @@ class SearchSpace(BaseModel):
     rpc: Optional[list[Union[str, dict[str, Any]]]] = None
     batching: Optional[list[Union[str, dict[str, Any]]]] = None
     scheduler: Optional[list[Union[str, dict[str, Any]]]] = None
+    ideal_reference: bool = Field(True, description="also evaluate the best design with no preprocessing (PREBA's "
+                                                   "ideal) as a reference line, not a candidate")
     max_designs: int = Field(DEFAULT_MAX_DESIGNS, ge=1, le=HARD_MAX_DESIGNS,
                              description=f"refuse spaces larger than this (at most {HARD_MAX_DESIGNS:,})")
 
@@ -169,6 +171,7 @@ class DesignGrid(BaseModel):
     base: Scenario
     axes: tuple[tuple[AxisOption, ...], ...]  # in AXES order
     notes: tuple[str, ...]
+    ideal_reference: bool = True  # SearchSpace.ideal_reference
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -222,7 +225,8 @@ def expand(space: SearchSpace, book) -> DesignGrid:
     if not axes[0]:
         raise SearchError(f"partitions: no multiset could be packed onto {base.gpu.count} x {base.gpu.sku}, so the "
                           f"space is empty ({'; '.join(notes)})")
-    return DesignGrid(name=space.name, base=base, axes=tuple(tuple(a) for a in axes), notes=tuple(notes))
+    return DesignGrid(name=space.name, base=base, axes=tuple(tuple(a) for a in axes), notes=tuple(notes),
+                      ideal_reference=space.ideal_reference)
 
 
 def _prefixed(message: str, section: str, where: str) -> str:

@@ -12,11 +12,17 @@ ResNeXt-50 (tests/test_tenancy_paramshare.py reads those rows from data/seed/rpc
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from engine.tenancy.errors import TenancyError, non_negative, positive
 
+#: what one serving instance holds besides the weights (CUDA context, workspace, activations), as the seed measured it
+#: on a T4 (GPU-runtime-primitives seed, Sec V-E Table II; rows of data/seed/rpc_figures.csv, category param_share)
+MEASURED_BUFFER_MB = {"resnet50": 1400.0, "vgg19": 1475.0, "resnext50": 1252.0}
+#: a model the seed did not measure holds at least the least of them: the context and workspace do not shrink with it
+LEAST_MEASURED_BUFFER_MB = min(MEASURED_BUFFER_MB.values())
 _EPS = 1e-9  # so that a division that is exact on paper is not floored one short by rounding
 #: the most instances a fit may count: no GPU holds a million model instances, so a larger quotient is a
 #: unit slip (bytes for MB) and would overflow past 1e308
@@ -83,3 +89,44 @@ def standby_extra_mb(weights_mb: float, buffer_mb: float, shared: bool) -> float
     w = non_negative("weights_mb", weights_mb)
     b = positive("buffer_mb", buffer_mb)
     return b if shared else w + b
+
+
+class InstanceLimit(BaseModel):
+    """Model instances one GPU (or one MIG slice) holds under MPS, with and without shared weights: what its memory
+    holds (ParamShareFit), capped by the MPS client limit (engine.catalog.MPS_MAX_CLIENTS, one client per instance).
+    `binding` says which limit decides each count."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_without: int
+    memory_with: int
+    mps_clients: int
+    without: int
+    with_sharing: int
+    binding_without: str  # 'MPS client limit' or 'GPU memory'
+    binding_with: str
+
+    MPS: ClassVar[str] = "MPS client limit"
+    MEMORY: ClassVar[str] = "GPU memory"
+
+    def explain(self) -> str:
+        """Which limit binds, in words."""
+        if self.binding_without == self.binding_with == self.MPS:
+            return (f"the MPS client limit binds: {self.mps_clients} clients per GPU, while memory would hold "
+                    f"{self.memory_without} -> {self.memory_with}")
+        if self.binding_without == self.binding_with == self.MEMORY:
+            return (f"GPU memory binds: {self.without} -> {self.with_sharing} instances fit, under the MPS limit of "
+                    f"{self.mps_clients} clients per GPU")
+        return (f"GPU memory binds without shared weights ({self.without}); with them the MPS client limit does "
+                f"({self.mps_clients} clients per GPU; memory would hold {self.memory_with})")
+
+
+def instance_limit(fit: ParamShareFit, mps_clients: int) -> InstanceLimit:
+    """The instances a GPU holds: the memory fit, at most `mps_clients` (one MPS client per instance)."""
+    def capped(n: int) -> tuple[int, str]:
+        return (mps_clients, InstanceLimit.MPS) if n > mps_clients else (n, InstanceLimit.MEMORY)
+
+    (without, why_without), (with_sharing, why_with) = capped(fit.without), capped(fit.with_sharing)
+    return InstanceLimit(memory_without=fit.without, memory_with=fit.with_sharing, mps_clients=mps_clients,
+                         without=without, with_sharing=with_sharing, binding_without=why_without,
+                         binding_with=why_with)
