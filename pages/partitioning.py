@@ -6,7 +6,8 @@ import streamlit as st
 from engine.catalog import validate_layout
 from engine.charts.design import slot_diagram
 from engine.errors import KneepointError
-from engine.studies.partitioning import seed_like_scenario
+from engine.studies.partitioning import (SEED_GPCS, SEED_GPUS, SEED_PERCENTILE, SEED_QUERY_SIZE, seed_like_scenario,
+                                         verdict)
 from engine.charts.partitioning import batch_pdf, bounded_bars
 from engine.scenario import load_scenario
 from ui.compute import kept_result
@@ -25,7 +26,9 @@ book = get_book()
 st.title("Partitioning")
 st.caption("PARIS (Algorithm 1) sizes heterogeneous MIG partitions to the batch-size distribution; here it is "
            "packed into valid layouts and rated against every homogeneous size, the best of them (GPU(max)) and "
-           "a random heterogeneous partition. Set-up as in the PARIS/ELSA seed: each query runs at its own size.")
+           "a random heterogeneous partition. Set-up as in the PARIS/ELSA seed: each query runs at its own size. "
+           "It opens on the seed's own case: four A100s with the same 24 GPCs for every design, query sizes log-normal "
+           "on 1..32 (a wide spread, where heterogeneity pays), p95 within 1.5 x GPU(7) at batch 32.")
 
 MIG_GPUS = [s for s in book.catalog.skus if book.catalog.gpu(s).mig_capable]
 KEYS = ("par_model", "par_gpu", "par_count", "par_gpcs", "par_dist", "par_mu", "par_sigma", "par_max", "par_table",
@@ -33,11 +36,13 @@ KEYS = ("par_model", "par_gpu", "par_count", "par_gpcs", "par_dist", "par_mu", "
 
 
 def _defaults() -> dict:
+    """The seed's case (engine.studies.partitioning.SEED_*) for the current design's model and MIG GPU."""
     s = current_scenario(book)
     sku = s.gpu.sku if s.gpu is not None and s.gpu.sku in MIG_GPUS else MIG_GPUS[0]
-    return {"par_model": s.model, "par_gpu": sku, "par_count": 4, "par_gpcs": 0, "par_dist": "log-normal",
-            "par_mu": 1.0, "par_sigma": 1.0, "par_max": 32, "par_table": "1:0.2, 2:0.2, 3:0.4, 4:0.2",
-            "par_sla": 0.0, "par_pct": 95.0, "par_seed": 0, "par_alpha": 1.5, "par_n": 10_000}
+    return {"par_model": s.model, "par_gpu": sku, "par_count": SEED_GPUS, "par_gpcs": SEED_GPCS,
+            "par_dist": "log-normal", "par_mu": SEED_QUERY_SIZE["mu"], "par_sigma": SEED_QUERY_SIZE["sigma"],
+            "par_max": SEED_QUERY_SIZE["max_size"], "par_table": "1:0.2, 2:0.2, 3:0.4, 4:0.2",
+            "par_sla": 0.0, "par_pct": SEED_PERCENTILE, "par_seed": 0, "par_alpha": 1.5, "par_n": 4_000}
 
 
 # The number boxes' ranges, declared once: the widgets use them and a link's values are checked against them.
@@ -86,7 +91,10 @@ try:
 except KneepointError as e:
     st.error(f"These inputs are not valid: {md(e)}")
     st.stop()
-max_gpcs = int(w["par_gpcs"]) or None
+have = int(w["par_count"]) * book.catalog.gpu(w["par_gpu"]).compute_slices
+max_gpcs = min(int(w["par_gpcs"]), have) or None  # a budget above what the GPUs have is all of them
+if int(w["par_gpcs"]) > have:
+    st.caption(f"GPC budget {int(w['par_gpcs'])} is more than {int(w['par_count'])} GPUs have: using all {have}.")
 try:
     study = study_cached(base.to_json(), max_gpcs, int(w["par_seed"]))
 except KneepointError as e:
@@ -94,6 +102,7 @@ except KneepointError as e:
     st.stop()
 
 by = {r.policy: r for r in study.rows}
+verdict_box = st.empty()  # PARIS against the best baseline, filled once the simulation (if any) is known
 m = st.columns([1, 3])
 m[0].metric("SLA", f"p{study.percentile:g} <= {study.sla_ms:.2f} ms")
 with m[1]:
@@ -114,12 +123,20 @@ with c[1]:
     st.subheader("Latency-bounded throughput")
     sim_key = (base.to_json(), max_gpcs, int(w["par_seed"]), int(w["par_n"]), float(w["par_alpha"]))
     chart = st.empty()
-    pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim")
+    # a session's first look simulates too: PARIS is built for ELSA, which only the simulator runs
+    first = "par_opened" not in st.session_state
+    st.session_state["par_opened"] = True
+    pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim") or first
     sim = kept_result("par_sim_result", sim_key, pressed, lambda: sim_cached(*sim_key), "The simulation could not run")
     chart.plotly_chart(bounded_bars(study, sim), key="par_bars")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
                "simulator under each scheduler.")
+
+said = verdict(study, sim)
+if said is not None:
+    (verdict_box.info if not said.simulated else verdict_box.success if said.paris_wins
+     else verdict_box.warning)(md(said.explain()))
 
 st.subheader("Policies")
 table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" for p, n in r.instances.items()),

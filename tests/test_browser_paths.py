@@ -219,6 +219,7 @@ def test_readme_walkthrough(server, browser):
     fill(page, "Design name", "4g + 3g with a DPU")
     press(page, "Pin for Compare")
     # 3. Compare: the pinned designs side by side with deltas; the PREBA preset; Simulate confirms the tails
+    step = readme_step(3)
     go_to(page, "Compare")
     results = table_text(page, 1)
     assert "4g + 3g with a DPU" in results and "(baseline)" in results and "%" in results
@@ -226,21 +227,38 @@ def test_readme_walkthrough(server, browser):
     press(page, "Load preset")
     results = table_text(page, 1)
     assert "CPU preprocessing" in results and "DPU preprocessing" in results and "ideal" in results
+    assert "(CPU vs DPU vs no preprocessing)" in step
     fill(page, "Requests per simulated probe", "2000")
     press(page, "Simulate latency-bounded throughput")
     _compare_result(page)
-    # 4. Search over every maximal MIG layout and all four preprocessing devices
+    # 4. Search over every maximal MIG layout and the three deployable preprocessing devices: the DPU wins, and no
+    #    preprocessing is a reference beside it, not a candidate
+    step = readme_step(4)
     go_to(page, "Search")
     act(page, lambda: page.get_by_text("every maximal MIG layout", exact=True).click())
+    assert "the three preprocessing devices a server can have, CPU, DPU and GPU decode" in step
+    devices = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Preprocessing devices").inner_text()
+    assert all(d in devices for d in ("cpu", "dpu", "gpu")) and "none" not in devices
     fill(page, "Designs the simulator checks", "1")
     press(page, "Run the search")
     shown(page, "Simulator check of the top designs")
     assert number(metric(page, "Best SLA-bounded throughput")) > 0 and number(metric(page, "Best queries per USD")) > 0
     assert page.locator(".js-plotly-plot").count() >= 2  # the two Pareto fronts
-    # 5. Partitioning: PARIS's heterogeneous layout, packed; Report exports it
+    shown(page, "Reference, not a candidate: with no preprocessing at all")
+    assert "its dpu preprocessing reaches" in page.inner_text("body") and "the best design preprocesses on the DPU" in step
+    # 5. Partitioning opens on the seed's case, simulated, and names the winner; Report exports it
+    step = readme_step(5)
     go_to(page, "Partitioning")
     shown(page, "PARIS partition")
     page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=LONG)
+    shown(page, "PARIS wins")
+    said = " ".join(page.locator('[data-testid="stAlert"]').filter(has_text="PARIS wins").first.inner_text().split())
+    won = re.search(r"PARIS \+ ELSA carries ([\d,]+) req/s within the SLA, ([\d.]+)x the best baseline "
+                    r"\(GPU\(max\) \+ FIFS, ([\d,]+) req/s\)", said)
+    assert won, said
+    assert (f"carries {won[1]} req/s within the SLA with ELSA, {won[2]}x the best baseline (GPU(max) + FIFS, "
+            f"{won[3]} req/s)") in step
+    assert "four A100s, every design given the same 24 GPCs" in step
     go_to(page, "Report")
     page.get_by_role("button", name=re.compile("Download", re.I)).first.wait_for(state="visible", timeout=LONG)
     no_exception(page)

@@ -33,7 +33,28 @@ def test_defaults_plan_every_policy(page):
     assert m["SLA"].startswith("p95")
     assert any(md.value.startswith("**PARIS partition**") and "x 1g" in md.value for md in page.markdown)
     token = page.query_params["p"]
-    assert decode_view(token[0] if isinstance(token, list) else token)["par_count"] == 4
+    assert decode_view(token[0] if isinstance(token, list) else token)["par_count"] == 4  # the seed's four-A100 server
+
+
+def test_defaults_show_the_seeds_case_with_paris_winning(page):
+    """The seed's own case opens simulated: PARIS with ELSA carries a non-zero rate and beats every baseline."""
+    t = _table(page).set_index("policy")
+    assert t.loc["paris", "GPCs used"] == 24 and t.loc["gpu-max", "GPCs used"] <= 24
+    assert t.loc["paris", "ELSA simulated (req/s)"] > max(t.loc[p, col] for p in ("gpu-max", "random")
+                                                          for col in ("FIFS simulated (req/s)", "ELSA simulated (req/s)"))
+    (said,) = [s.value for s in page.success]
+    assert said.startswith("PARIS wins: PARIS + ELSA carries") and "the best baseline (GPU(max) + FIFS" in said
+
+
+def test_a_baseline_that_wins_is_named(page):
+    for key, value in (("par_mu", 1.0), ("par_sigma", 1.0)):  # a narrower spread: random's mix serves it better
+        page.number_input(key=key).set_value(value).run()
+    (said,) = [i.value for i in page.info]  # before simulating: the analytic FIFS rates, and why PARIS reads 0
+    assert said.startswith("Analytically, under first-idle-first-served (FIFS), PARIS carries 0 req/s")
+    page.button(key="par_sim").click().run()
+    assert not page.exception, page.exception
+    (said,) = [w.value for w in page.warning]
+    assert said.startswith("A baseline wins here: random + ELSA carries") and not page.success
 
 
 @pytest.mark.parametrize("key,value,kind", [("par_model", "efficientnet-b0", "selectbox"),
@@ -90,3 +111,15 @@ def test_study_rates_every_policy_and_simulates_on_request(store):
     sim = simulate_study(study, ctx, policies=("gpu-max",), n_requests=2000, progress=calls.append)
     assert [s.scheduler for s in sim] == ["fifs", "elsa"] and calls[-1] == 1.0
     assert all(0 <= s.bounded_rps < s.capacity_rps for s in sim)
+
+
+def test_the_verdict_names_the_winner_in_words():
+    from engine.studies.partitioning import PartitionVerdict, policy_label
+
+    assert [policy_label(p) for p in ("gpu3", "gpu-max", "random", "paris")] == ["GPU(3)", "GPU(max)", "random", "PARIS"]
+    wins = PartitionVerdict(simulated=True, paris_rps=6000, paris_scheduler="elsa", baseline="gpu-max",
+                            baseline_scheduler="fifs", baseline_rps=4000)
+    assert wins.explain() == ("PARIS wins: PARIS + ELSA carries 6,000 req/s within the SLA, 1.50x the best baseline "
+                              "(GPU(max) + FIFS, 4,000 req/s).")
+    loses = wins.model_copy(update={"baseline": "random", "baseline_scheduler": "elsa", "baseline_rps": 7500})
+    assert not loses.paris_wins and loses.explain().startswith("A baseline wins here: random + ELSA carries 7,500")

@@ -69,3 +69,10 @@ def test_the_stages_shares_add_up_to_the_tail_latency(ctx, device):
         assert sum(shares.values()) == pytest.approx(sla_latency(design, rate), rel=1e-9)
     limit = sla_limit(design, 0.0)
     assert list(limit.floor_by_stage_ms.values()) == sorted(limit.floor_by_stage_ms.values(), reverse=True)
+
+
+def test_the_report_carries_the_headline(ctx):
+    from engine.report import build_report, render_html
+
+    html = render_html(build_report([DEFAULT_SCENARIO], ctx, seed_hash="x"))
+    assert "A latency floor, not saturation: no load meets the 15 ms SLA" in html

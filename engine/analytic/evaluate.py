@@ -59,7 +59,7 @@ class Evaluation(BaseModel):
         """The verdict at the offered load and what limits the SLA-bounded throughput, in words."""
         sla = self.sla
         if not self.stable:
-            verdict = f"Unstable at {self.rate_rps:,.0f} req/s: {self.unstable_reason}."
+            verdict = f"Unstable at the offered load of {self.rate_rps:,.0f} req/s: {self.unstable_reason}."
         elif sla.met:
             verdict = f"Meets the p{sla.percentile:g} {sla.latency_ms:g} ms SLA at {self.rate_rps:,.0f} req/s."
         else:
