@@ -73,3 +73,14 @@ def pytest_sessionfinish(session, exitstatus):
         if reporter:
             reporter.write_line("error: no test passed (all skipped or none collected)", red=True)
     shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
+@pytest.fixture
+def design():
+    """The app run once on its default page, Design (AppTest)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at

@@ -5,21 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.presets import DEFAULT_SCENARIO
 from engine.io.urlstate import decode, encode
-from tests.conftest import ROOT
-
-APP = str(ROOT / "app.py")
-
-
-def metrics(at) -> dict:
-    return {m.label: m.value for m in at.metric}
-
-
-@pytest.fixture
-def design():
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+from tests.pagetest import APP, metrics
 
 
 def test_defaults_render_headline_metrics(design):

@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pagetest import APP, metrics
-
-
-@pytest.fixture
-def design():
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_the_default_headline_names_a_latency_floor_not_the_cpu_saturating(design):
