@@ -46,4 +46,5 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() != b'ok')"
 # 0.0.0.0: reachable through the published port; no file watcher: the code in an image never changes.
-CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", "--server.fileWatcherType=none"]
+# ui.serve runs `streamlit run app.py` and opens one session on the root before any visitor (see ui/serve.py).
+CMD ["python", "-m", "ui.serve", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", "--server.fileWatcherType=none"]

@@ -7,8 +7,9 @@ PORT   ?= 8501
 
 .PHONY: run test bench clean
 
+# ui.serve: `streamlit run app.py`, then one session on the root before any visitor (see ui/serve.py)
 run: $(VENV)/.runtime
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/python -m ui.serve --server.port $(PORT)
 
 # Tests that start a Ray cluster run in a pytest process of their own: a process that has joined Ray carries
 # its threads, and forking it (the local executor's pool) can deadlock.

@@ -1,5 +1,6 @@
 """Kneepoint: inference-server design explorer. Run with `make run` (or `streamlit run app.py`)."""
 
+import engine  # noqa: F401  (first: one BLAS thread, set before numpy loads; engine/__init__.py)
 import streamlit as st
 
 from engine.seed.reader import SeedError
@@ -24,6 +25,7 @@ pages = [
     st.Page("pages/cost.py", title="Cost", icon=":material/payments:", url_path="cost-model"),
     st.Page("pages/profiles.py", title="Profiles", icon=":material/monitoring:", url_path="profile-store"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="reports"),
+    st.Page("pages/papers.py", title="Papers", icon=":material/science:", url_path="seed-papers"),
 ]
 # A hosted demo may want a password first (ui/gate.py); until it is given no page is listed or run.
 unlocked = gate.unlocked()

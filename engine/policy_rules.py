@@ -99,11 +99,12 @@ class SchedulerRule:
 
     policy: SchedulerPolicy
     pooled: bool  # one shared queue feeds every partition (False: arrivals dealt evenly, one queue each)
+    sized_by_alpha_beta: bool = False  # routes by a query-size estimate scaled by the scenario's alpha and beta
 
 
 SCHEDULER_RULES: dict[SchedulerPolicy, SchedulerRule] = {rule.policy: rule for rule in (
     SchedulerRule(policy=SchedulerPolicy.FIFS, pooled=True),
-    SchedulerRule(policy=SchedulerPolicy.ELSA, pooled=True),
+    SchedulerRule(policy=SchedulerPolicy.ELSA, pooled=True, sized_by_alpha_beta=True),
     SchedulerRule(policy=SchedulerPolicy.ROUND_ROBIN, pooled=False),
     SchedulerRule(policy=SchedulerPolicy.JSQ, pooled=True),
 )}

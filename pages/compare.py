@@ -16,6 +16,9 @@ from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, sample, show_sample, unpin
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = context().book
 st.title("Compare")

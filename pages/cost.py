@@ -10,6 +10,10 @@ from ui.design_state import context
 from ui.fields import field_range
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 PRICE_LABEL = {"gpu_price_usd": "GPU price (USD each)", "server_price_usd": "Server price (USD each, no GPUs)",
                "dpu_price_usd": "DPU card price (USD each)", "nic_price_usd": "NIC price (USD each)"}
@@ -114,18 +118,12 @@ if view.devices:
     st.plotly_chart(device_cost_chart(view.devices, scenario.preprocessing.device.value), key="cost_devices")
     st.caption("PREBA Figure 21: queries per dollar with CPU, DPU, GPU-decode and no preprocessing, each priced at "
                "its own SLA-bounded throughput (else the offered load).")
-    st.dataframe([{"device": d.device, "throughput (req/s)": d.throughput_rps, "TCO (USD)": d.tco_usd,
+    show_table([{"device": d.device, "throughput (req/s)": d.throughput_rps, "TCO (USD)": d.tco_usd,
                    "wall power (W)": d.wall_power_w, "queries per dollar": d.queries_per_usd,
-                   "queries per joule": d.queries_per_joule} for d in view.devices], hide_index=True,
-                 key="cost_device_table", column_config={
-                     "throughput (req/s)": st.column_config.NumberColumn(format="localized"),
-                     "TCO (USD)": st.column_config.NumberColumn(format="dollar"),
-                     "wall power (W)": st.column_config.NumberColumn(format="%.0f"),
-                     "queries per dollar": st.column_config.NumberColumn(format="localized"),
-                     "queries per joule": st.column_config.NumberColumn(format="%.2f")})
+                   "queries per joule": d.queries_per_joule} for d in view.devices], key="cost_device_table")
 
 with st.expander("Every default and its source"):
-    st.dataframe([{"input": k, "default": d.value, "unit": d.unit, "assumption": d.assumed, "source": d.source}
-                  for k, d in view.defaults.items()], hide_index=True, key="cost_defaults")
+    show_table([{"input": k, "default": d.value, "unit": d.unit, "assumption": d.assumed, "source": d.source}
+                  for k, d in view.defaults.items()], key="cost_defaults")
     for note in view.notes:
         st.markdown(f"- {md(note)}")

@@ -13,8 +13,9 @@ from engine.results import AnalyticPartition
 from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
                              RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
 from engine.io.urlstate import encode
-from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE,
-                            arrival_inputs, fpga_defaults, from_widgets, layout_choices, to_widgets)
+from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
+                            applies_note, arrival_inputs, keep_hidden_inputs,
+                            fpga_defaults, from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download
 from ui.design_state import context, evaluate_cached, simulate_cached
@@ -23,6 +24,10 @@ from ui.fields import field_choices, field_range
 from ui.session import hosting
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 ctx = context()
 book = ctx.book
@@ -124,51 +129,75 @@ elif st.session_state["d_mode"] == FPGA:
                          key="d_fpga_ms", format="%.3f",
                          help="the seed reports speed-ups, not times: give your accelerator's time per request")
 
+keep_hidden_inputs()  # an input hidden below (it does not apply) keeps its value in the scenario and the link
 with st.expander("Host, preprocessing and RPC path", expanded=False):
+    st.markdown("**Host and preprocessing**")
     cols = st.columns(4)
     cols[0].number_input("Host CPU cores", *field_range(HostSpec, "cpu_cores"), key="d_cores")
     cols[1].number_input("Reserved cores", *field_range(HostSpec, "cpu_reserved_cores"), key="d_reserved")
     cols[2].selectbox("Preprocessing device", field_choices(PreprocessingSpec, "device"), key="d_pre",
                       help="cpu: a pool of host cores; dpu: FPGA data-processing unit; gpu: decode on the slices; "
                            "none: PREBA's ideal")
-    cols[3].number_input("Preprocessing cores (0 = share all free cores)",
-                         *field_range(PreprocessingSpec, "cores", low=0),
-                         key="d_pre_cores")
+    shown = applicable(st.session_state)
+    if "d_pre_cores" in shown:
+        cols[3].number_input("Preprocessing cores (0 = share all free cores)",
+                             *field_range(PreprocessingSpec, "cores", low=0), key="d_pre_cores")
+    if "d_dpu_units" in shown:
+        cols[3].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
+    st.markdown("**RPC path**")
     cols = st.columns(4)
-    cols[0].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
-    cols[1].selectbox("RPC path", field_choices(RpcSpec, "preset"), key="d_rpc")
-    cols[2].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="d_link")
-    with cols[3].popover("Advanced RPC components"):
+    cols[0].selectbox("RPC path", field_choices(RpcSpec, "preset"), key="d_rpc")
+    cols[1].number_input("Link (Gbit/s)", *field_range(RpcSpec, "link_gbps", low=1.0), key="d_link")
+    with cols[2].popover("Advanced RPC components"):
         st.selectbox("Copy method", ["preset", *field_choices(RpcSpec, "copy_method")], key="d_copy")
         st.selectbox("Orchestration", ["preset", *field_choices(RpcSpec, "orchestration")], key="d_orch")
         st.selectbox("Completion", ["preset", *field_choices(RpcSpec, "completion")], key="d_completion")
 
 with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False):
-    cols = st.columns(4)
-    cols[0].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="d_batching")
-    cols[1].number_input("Batch_max (0 = the knee)", *field_range(BatchingSpec, "max_batch", low=0), key="d_max_batch")
-    cols[2].number_input("Time_queue ms (0 = Time_knee / partitions)", *field_range(BatchingSpec, "max_queue_delay_ms"),
-                         key="d_delay")
-    cols[3].selectbox("Scheduler", field_choices(SchedulerSpec, "policy"), key="d_sched")
+    # one row per stage a request meets, each showing only the inputs its chosen policy reads
+    st.markdown("**Workload**")
     cols = st.columns(4)
     cols[0].number_input("Offered load (requests/s)", *RATE_INPUT_RANGE, key="d_rate")
     cols[1].selectbox("Query size", field_choices(QuerySizeSpec, "kind"), key="d_qkind",
                       help="items per query: fixed, log-normal (PARIS), or a table of size:probability")
-    cols[2].number_input("Items per query (fixed)", *field_range(QuerySizeSpec, "size"), key="d_qsize")
-    cols[3].number_input("SLA latency ms (0 = MLPerf bound)", *field_range(SlaSpec, "latency_ms", low=0.0), key="d_sla")
-    cols = st.columns(4)
-    cols[0].number_input("SLA percentile", *field_range(SlaSpec, "percentile", low=50.0, high=99.99), key="d_pct")
-    cols[1].number_input("Log-normal mu (PARIS)", *field_range(QuerySizeSpec, "mu"), key="d_mu")
-    cols[2].number_input("Log-normal sigma", *field_range(QuerySizeSpec, "sigma", low=0.01), key="d_sigma")
-    cols[3].number_input("ELSA alpha", *field_range(SchedulerSpec, "alpha", low=0.01), key="d_alpha")
-    cols = st.columns(4)
-    cols[0].number_input("ELSA beta", *field_range(SchedulerSpec, "beta", low=0.01), key="d_beta")
-    if st.session_state["d_qkind"] == "table":
-        st.text_input("Query sizes, size:probability, comma-separated", key="d_qtable")
-    cols[1].number_input("Years", *field_range(CostSpec, "years", low=0.5), key="d_years")
-    cols[2].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="d_kwh", format="%.3f")
-    cols[3].number_input("PUE", *field_range(CostSpec, "pue"), key="d_pue")
+    shown = applicable(st.session_state)
+    if "d_qsize" in shown:
+        cols[2].number_input("Items per query", *field_range(QuerySizeSpec, "size"), key="d_qsize")
+    if "d_mu" in shown:
+        cols[2].number_input("Log-normal mu (PARIS)", *field_range(QuerySizeSpec, "mu"), key="d_mu")
+        cols[3].number_input("Log-normal sigma", *field_range(QuerySizeSpec, "sigma", low=0.01), key="d_sigma")
+    if "d_qtable" in shown:
+        cols[2].text_input("Query sizes, size:probability, comma-separated", key="d_qtable")
     arrival_inputs(hosting().limits)
+    st.markdown("**Batching**")
+    cols = st.columns(4)
+    cols[0].selectbox("Batching", field_choices(BatchingSpec, "policy"), key="d_batching")
+    shown = applicable(st.session_state)
+    if "d_max_batch" in shown:
+        cols[1].number_input("Batch_max (0 = the knee)", *field_range(BatchingSpec, "max_batch", low=0),
+                             key="d_max_batch")
+    if "d_delay" in shown:
+        cols[2].number_input("Time_queue ms (0 = Time_knee / partitions)",
+                             *field_range(BatchingSpec, "max_queue_delay_ms"), key="d_delay")
+    if "d_max_batch" not in shown and "d_delay" not in shown:
+        cols[1].caption(applies_note(st.session_state["d_batching"]))
+    st.markdown("**Scheduler**")
+    cols = st.columns(4)
+    cols[0].selectbox("Scheduler", field_choices(SchedulerSpec, "policy"), key="d_sched")
+    shown = applicable(st.session_state)
+    if "d_alpha" in shown:
+        cols[1].number_input("ELSA alpha", *field_range(SchedulerSpec, "alpha", low=0.01), key="d_alpha")
+        cols[2].number_input("ELSA beta", *field_range(SchedulerSpec, "beta", low=0.01), key="d_beta")
+    st.markdown("**SLA**")
+    cols = st.columns(4)
+    cols[0].number_input("SLA latency ms (0 = MLPerf bound)", *field_range(SlaSpec, "latency_ms", low=0.0),
+                         key="d_sla")
+    cols[1].number_input("SLA percentile", *field_range(SlaSpec, "percentile", low=50.0, high=99.99), key="d_pct")
+    st.markdown("**Cost**")
+    cols = st.columns(4)
+    cols[0].number_input("Years", *field_range(CostSpec, "years", low=0.5), key="d_years")
+    cols[1].number_input("Electricity (USD/kWh)", *field_range(CostSpec, "usd_per_kwh"), key="d_kwh", format="%.3f")
+    cols[2].number_input("PUE", *field_range(CostSpec, "pue"), key="d_pue")
 
 try:
     scenario = load_scenario(from_widgets(dict(st.session_state)), book)
@@ -250,7 +279,7 @@ st.plotly_chart(host_cpu_bar(ev.host_cpu.cores, ev.host_cpu.free), key="d_cpu")
 st.subheader("Batching")
 st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:.3f} ms; Batch_max per "
            f"partition from the {ev.batching.knee_rule} knee unless set.")
-st.dataframe([part.model_dump() for part in ev.partitions], hide_index=True, key="d_parts",
+show_table([part.model_dump() for part in ev.partitions], key="d_parts",
              column_order=list(AnalyticPartition.LABELS))
 with st.expander("Notes and the scenario JSON"):
     for note in ev.notes:

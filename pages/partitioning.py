@@ -17,6 +17,10 @@ from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.text import md
 from ui.viewlink import PageView
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = get_book()
 st.title("Partitioning")
@@ -140,7 +144,7 @@ table = pd.DataFrame([{"policy": r.policy, "instances": " + ".join(f"{n} x {p}" 
                        "latency-bounded, FIFS analytic (req/s)": round(r.bounded_fifs_rps),
                        **({f"{s.scheduler.upper()} simulated (req/s)": round(s.bounded_rps) for s in sim or []
                            if s.policy == r.policy})} for r in study.rows])
-st.dataframe(table, hide_index=True, key="par_table_out")
+show_table(table, key="par_table_out")
 for name, why in study.skipped.items():
     st.caption(f"{md(name)}: {md(why)}")
 

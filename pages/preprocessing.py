@@ -13,6 +13,10 @@ from ui.design_state import context
 from ui.fields import field_range
 from ui.page_state import preprocessing_cached, publish, reset, start, validate
 from ui.text import md
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 AS_DESIGNED = "as on the Design page"
 book = context().book
@@ -134,12 +138,9 @@ with dev[1]:
         st.info("No GPU decode: this model has no preprocessing.")
 
 st.subheader("The design with each preprocessing device")
-st.dataframe([{"device": r.device, "capacity (req/s)": r.capacity_rps, "bottleneck": r.bottleneck,
+show_table([{"device": r.device, "capacity (req/s)": r.capacity_rps, "bottleneck": r.bottleneck,
                "SLA-bounded (req/s)": r.sla_bounded_rps, "preprocessing (ms)": r.preprocess_ms,
-               "host CPU (ms/request)": r.host_cpu_ms} for r in view.devices], hide_index=True, key="pp_devices",
-             column_config={k: st.column_config.NumberColumn(format=f) for k, f in (
-                 ("capacity (req/s)", "localized"), ("SLA-bounded (req/s)", "localized"),
-                 ("preprocessing (ms)", "%.3f"), ("host CPU (ms/request)", "%.3f"))})
+               "host CPU (ms/request)": r.host_cpu_ms} for r in view.devices], key="pp_devices")
 st.caption("The analytic engine's answer for the whole design with each device: capacity, its bottleneck, the "
            "largest load meeting the SLA, preprocessing time on a request's path and host CPU per request.")
 
@@ -155,6 +156,6 @@ if view.cost_points:
                 ": run `python -m engine profile preprocess` to time it on this machine." if e.prefer == "measured"
                 else "."))
     with st.expander("The rows"):
-        st.dataframe([r.model_dump() for r in view.cost_points], hide_index=True, key="pp_points")
+        show_table([r.model_dump() for r in view.cost_points], key="pp_points")
 else:
     st.info(f"{view.model} has no preprocessing pipeline.")

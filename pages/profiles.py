@@ -13,6 +13,10 @@ from ui.profiles_state import partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 
 def _sentence(text: str) -> str:
@@ -57,11 +61,11 @@ with browse:
                    "rule (Kneedle on p95 latency vs throughput, PREBA).")
         if knees is not None and len(knees):
             with st.expander("Knees of each series"):
-                st.dataframe(knees, hide_index=True, key="prof_knee_table")
+                show_table(knees, key="prof_knee_table")
         st.subheader("Points")
         cols = ["model", "sku", "partition", "precision", "framework", "batch", "input_len", "mean_ms", "p50_ms",
                 "p90_ms", "p95_ms", "p99_ms", "throughput", "kind", "source", "measured_on", "note"]
-        st.dataframe(points[cols], hide_index=True, key="prof_table", column_config={
+        show_table(points[cols], key="prof_table", column_config={
             "throughput": st.column_config.NumberColumn("throughput (items/s)", format="%.1f"),
             "mean_ms": st.column_config.NumberColumn("mean (ms)", format="%.3f")})
         st.download_button("Export these points as CSV", frame_csv_bytes(points), "latency_points.csv",
@@ -90,7 +94,7 @@ with slices:
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
                    "largest measured batch and within the memory limit. Dashed: derived. Stars: Batch_knee by the "
                    "utilization rule.")
-        st.dataframe(view.summary, hide_index=True, key="slice_table", column_config={
+        show_table(view.summary, key="slice_table", column_config={
             "fit_rms_rel_error": st.column_config.NumberColumn("fit RMS rel. error", format="percent"),
             "batch1_ms": st.column_config.NumberColumn("batch-1 latency (ms)", format="%.3f"),
             "max_throughput": st.column_config.NumberColumn("max throughput (items/s)", format="%.0f"),

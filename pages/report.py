@@ -26,6 +26,10 @@ from ui.design_state import context
 from ui.scenarios import current_scenario, pin, pins
 from ui.session import get_store
 from ui.text import md
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 store = get_store()
 book = context().book
@@ -125,7 +129,7 @@ def report_tab() -> None:
     st.subheader("Preview")
     st.caption(f"Created {report.created} · engine {report.engine_version} · seed data hash {report.seed_hash}")
     tables = report_tables(report)
-    st.dataframe(tables["designs"], hide_index=True, key="rep_designs")
+    show_table(tables["designs"], key="rep_designs")
     for i, design in enumerate(report.designs):
         with st.expander(f"{i + 1}. {md(design.scenario.name)}: {md(hardware(design.scenario))}", expanded=i == 0):
             for kind, fig in design_figures(design).items():
@@ -133,9 +137,9 @@ def report_tab() -> None:
                 st.plotly_chart(fig, key=f"rep_fig_{i}_{kind}")
             name = design.scenario.name
             st.caption("Cost")
-            st.dataframe(tables["cost"][tables["cost"]["scenario"] == name], hide_index=True, key=f"rep_cost_{i}")
+            show_table(tables["cost"][tables["cost"]["scenario"] == name], key=f"rep_cost_{i}")
     st.caption("Provenance: every stored latency point behind each partition's profile")
-    st.dataframe(tables["provenance"], hide_index=True, key="rep_provenance")
+    show_table(tables["provenance"], key="rep_provenance")
 
 def _act(where: str, action) -> None:
     """Run a button's action in its callback (before the page is drawn, so every tab sees the change) and
@@ -230,7 +234,7 @@ def saved_tab() -> None:
                             for s in saved])
     if owner is not None:
         listing["yours"] = [s.owned_by(owner) for s in saved]
-    st.dataframe(listing, hide_index=True, key="rep_saved_table")
+    show_table(listing, key="rep_saved_table")
     names = [s.name for s in saved]
     if st.session_state.get("rep_saved_pick") not in names:  # before the widget exists, so it may be set
         st.session_state["rep_saved_pick"] = names[0]
@@ -265,8 +269,8 @@ def import_tab() -> None:
     except ReportError as e:
         st.error(str(e))
         return
-    st.dataframe(pd.DataFrame([{"name": s.name, "model": s.model, "hardware": hardware(s)} for s in restored]),
-                 hide_index=True, key="rep_import_table")
+    show_table(pd.DataFrame([{"name": s.name, "model": s.model, "hardware": hardware(s)} for s in restored]),
+                 key="rep_import_table")
     c = st.columns(2)
     c[0].button(f"Restore {len(restored)} as pinned designs", key="rep_restore", on_click=_act,
                 args=("import", _restore))

@@ -13,6 +13,10 @@ from ui.design_state import context
 from ui.fields import field_choices, field_range
 from ui.page_state import publish, reset, rpc_cached, start, validate
 from ui.text import md
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = context().book
 st.title("RPC path")
@@ -128,19 +132,16 @@ st.plotly_chart(host_cpu_chart(view.presets), key="rpc_cpu")
 st.caption(f"Server CPU a request costs at batch 1, and SmartNIC ARM time. At {view.rate_rps:,.0f} requests/s the "
            "RPC path keeps busy: " + "; ".join(f"{r.preset} {r.host_cores_at_rate:,.1f} cores" for r in view.presets)
            + ".")
-st.dataframe([{"path": r.preset, "E2E (us)": r.e2e_us, "RPC tax (us)": r.rpc_tax_us,
+show_table([{"path": r.preset, "E2E (us)": r.e2e_us, "RPC tax (us)": r.rpc_tax_us,
                "host CPU (us/request)": r.host_cpu_critical_us + r.host_cpu_other_us, "ARM (us/request)": r.arm_us,
                "link or SmartNIC cap (req/s)": r.path_cap_rps if math.isfinite(r.path_cap_rps) else None,
                "capacity (req/s)": r.capacity_rps, "bottleneck": r.bottleneck,
                "SLA-bounded (req/s)": r.sla_bounded_rps} for r in view.presets],
-             hide_index=True, key="rpc_table", column_config={
-                 k: st.column_config.NumberColumn(format="localized") for k in (
-                     "E2E (us)", "RPC tax (us)", "host CPU (us/request)", "ARM (us/request)",
-                     "link or SmartNIC cap (req/s)", "capacity (req/s)", "SLA-bounded (req/s)")})
+             key="rpc_table")
 
 st.subheader("SplitRPC's Table 1 services")
 st.plotly_chart(services_chart(view.services), key="rpc_services")
 st.caption(f"Each service's E2E split under every path, as a fraction of its {BASELINE.value} E2E (the dashed line), "
            "on SplitRPC's testbed (100GbE, PCIe Gen3, A100): the model's reproduction of Figure 8.")
 with st.expander("Paper vs model: the figures the RPC model is calibrated to"):
-    st.dataframe([r.model_dump() for r in view.calibration], hide_index=True, key="rpc_calibration")
+    show_table([r.model_dump() for r in view.calibration], key="rpc_calibration")

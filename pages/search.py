@@ -18,6 +18,10 @@ from ui.scenarios import current_scenario, link_checked, pin
 from ui.search_state import search_cached, space_shape
 from ui.session import get_book
 from ui.text import md
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = get_book()
 st.title("Search")
@@ -81,7 +85,7 @@ with st.expander("Least hardware for a load (sizing)"):
     sized = kept_result("srch_size_result", size_key, sizing[2].button("Size", key="srch_size_run"),
                         lambda: size_cached(*size_key), "Sizing failed")
     if sized is not None:
-        st.dataframe(sizing_table(sized), hide_index=True, key="srch_size_table")
+        show_table(sizing_table(sized), key="srch_size_table")
         verdict = sized.confirmation
         if verdict is not None:
             best = sized.answers[0]
@@ -122,7 +126,7 @@ for col, idx, label in ((m[0], result.best_throughput, "Best SLA-bounded through
         col.caption(md(r.label))
 m[2].metric("Designs evaluated", f"{result.size:,}", help=f"{result.designs_per_s:,.0f} designs/s analytic")
 st.subheader("Best designs")
-st.dataframe(tables["best"], hide_index=True, key="srch_best")
+show_table(tables["best"], key="srch_best")
 ideal = result.ideal_reference
 if ideal is not None:  # a reference line, not a candidate
     best = result.designs[result.best_throughput]
@@ -146,8 +150,8 @@ st.caption("Grey: every design; the line joins the Pareto front (no other design
            "stars: the best designs under the SLA.")
 if len(tables["confirmations"]):
     st.subheader("Simulator check of the top designs")
-    st.dataframe(tables["confirmations"], hide_index=True, key="srch_conf")
+    show_table(tables["confirmations"], key="srch_conf")
 with st.expander(f"All {result.size:,} designs"):
-    st.dataframe(tables["designs"], hide_index=True, key="srch_all")
+    show_table(tables["designs"], key="srch_all")
 for note in result.notes:
     st.caption(md(note))

@@ -11,6 +11,10 @@ from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached
 from ui.text import md
 from ui.viewlink import PageView
+from ui.tables import show as show_table
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
 book = get_book()
 st.title("Tenancy")
@@ -81,7 +85,7 @@ else:
     st.plotly_chart(mig_tenants(rows, batch), key="ten_mig_chart")
     st.caption(f"Each profile's instance limit per GPU (MIG User Guide) and one instance's mean latency for a batch "
                f"of {batch}; the line is what all tenants of that profile serve together, batches back to back.")
-    st.dataframe(pd.DataFrame([r.model_dump() for r in rows]), hide_index=True, key="ten_mig_table")
+    show_table(pd.DataFrame([r.model_dump() for r in rows]), key="ten_mig_table")
 
 st.subheader(f"GPU% sharing on {st.session_state['ten_share_gpu']}"
              + ("" if st.session_state["ten_within"] == WHOLE_GPU else f", inside one {st.session_state['ten_within']}"))
@@ -112,10 +116,10 @@ st.caption(f"Latency of one batch of {batch} against its GPU% ({ov.share.curve.p
 c = st.columns(2)
 with c[0]:
     st.markdown("**Multi-Model options** (most instances per GPU% within the deadline)")
-    st.dataframe(pd.DataFrame(ov.plan.table()), hide_index=True, key="ten_mm_table")
+    show_table(pd.DataFrame(ov.plan.table()), key="ten_mm_table")
 with c[1]:
     st.markdown("**Param-Share memory fit**")
-    st.dataframe(pd.DataFrame(ov.memory.fit.table()), hide_index=True, key="ten_ps_table")
+    show_table(pd.DataFrame(ov.memory.fit.table()), key="ten_ps_table")
     st.caption(f"Weights {ov.memory.fit.weights_mb:,.0f} MB ({ov.memory.weights_from}); buffer "
                f"{ov.memory.fit.buffer_mb:,.0f} MB ({ov.memory.buffer_from}); memory "
                f"{ov.memory.fit.gpu_memory_mb:,.0f} MB ({ov.memory.memory_from}). Instances per GPU: "
@@ -152,13 +156,13 @@ else:
         st.plotly_chart(cold_start(bv.cold_start), key="ten_cold_chart")
         st.caption(f"A cold request for {model} ({bv.weights_mb:,.0f} MB of weights): the FPGA streams the model "
                    "slice by slice and starts computing after the first slice; GPU and CPU load it whole first.")
-    st.dataframe(bv.cold_start, hide_index=True, key="ten_cold_table")
+    show_table(bv.cold_start, key="ten_cold_table")
     for note in bv.notes:
         st.caption(md(note))
 
 st.subheader("Changing a GPU% share")
 r = ov.reconfiguration
-st.dataframe(pd.DataFrame(r.table()), hide_index=True, key="ten_reconf_table")
+show_table(pd.DataFrame(r.table()), key="ten_reconf_table")
 st.caption(f"At {r.rate_rps:,.0f} req/s: restarting with the new share is down for {r.load_s:g} s; a standby "
            f"instance loaded alongside (overlapped execution) switches in {r.switch_s * 1e6:g} us, so "
            f"{r.requests_saved:,.0f} fewer requests are lost or delayed.")

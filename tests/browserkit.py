@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from ui.serve import WARMED
 
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -29,19 +30,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def need_chromium() -> None:
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing; .ci/run should have installed Debian's chromium")
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)")
+
+
+def start_server(db: Path, serve: bool = False, **env: str) -> tuple[subprocess.Popen, str]:
+    """`streamlit run app.py` (or with `serve`, `python -m ui.serve` as `make run` and the image start it) on a free
+    port with its database at `db` and `env` added to the environment; returns the process and its URL once the
+    health check answers."""
     port = free_port()
-    env = dict(os.environ, KNEEPOINT_DB=str(tmp_path_factory.mktemp("db") / "k.duckdb"))
+    launch = ["ui.serve"] if serve else ["streamlit", "run", "app.py"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [sys.executable, "-m", *launch, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=dict(os.environ, KNEEPOINT_DB=str(db), **env), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -53,9 +60,25 @@ def server(tmp_path_factory):
     else:
         proc.kill()
         pytest.fail(f"streamlit did not become healthy: {proc.stdout.read()[-2000:]}")
-    yield url
+    while serve:  # ui.serve says when its warm-up run is done (or why there is none); the app is ready then
+        line = proc.stdout.readline()
+        if not line or line.startswith("Kneepoint:"):
+            assert line.startswith(WARMED), f"ui.serve: {line!r}"
+            break
+    return proc, url
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    need_chromium()
+    proc, url = start_server(tmp_path_factory.mktemp("db") / "k.duckdb")
+    yield url
+    stop_server(proc)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import engine  # noqa: F401  (one BLAS thread, set before numpy first loads: engine/__init__.py)
+
 # Timing is not what the property tests check, and a CI machine shares its cores: no per-example deadline
 # (speed goals live in benchmarks/). Tests that set their own settings keep them.
 settings.register_profile("kneepoint", deadline=None)

@@ -10,7 +10,8 @@ import pytest
 
 from engine.analytic.queueing import bulk_service_queue, mg1_wait_quantile, mmc_wait_quantile, timeout_batch_wait
 from engine.analytic.timerqueue import timer_batch_queue
-from engine.analytic.rates import batch_size_pmf, gather_wait_mean, request_weighted_service
+from engine.analytic.rates import gather_wait_mean
+from engine.analytic.service_laws import batch_size_pmf, request_weighted_service
 
 
 def test_gather_wait_counts_the_first_request_waiting_the_whole_time():

@@ -103,7 +103,7 @@ def test_compare_page_in_browser(server, browser):
     page.get_by_text("SLA-bounded throughput").first.wait_for(state="visible", timeout=120_000)
     settle(page, 120_000)
     act(page, lambda: page.get_by_role("button", name="Pin for Compare").click())
-    name = page.get_by_label("Design name")
+    name = page.get_by_role("textbox", name="Design name")
     name.fill("second design")
     act(page, lambda: name.press("Enter"))
     act(page, lambda: page.get_by_role("button", name="Pin for Compare").click())

@@ -38,6 +38,7 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     from engine.store import USER_TABLES
     from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES
     from engine.tenancy.reconfig import RESTART_LOAD_S, STANDBY_SWITCH_S
+    from engine.reproduce.papers import PAPERS
 
     assert (v.EXPORT_FORMATS, v.PRECISIONS, v.TABLE_NAMES, v.USER_TABLES) == (FORMATS, PRECISIONS, tuple(TABLES),
                                                                               USER_TABLES)
@@ -47,3 +48,4 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     assert (v.KNEE_GAIN_THRESHOLD, v.DEFAULT_STEP_PCT, v.MAX_OVERSUBSCRIBED_INSTANCES, v.RESTART_LOAD_S,
             v.STANDBY_SWITCH_S) == (KNEE_GAIN_THRESHOLD, DEFAULT_STEP_PCT, MAX_OVERSUBSCRIBED_INSTANCES,
                                     RESTART_LOAD_S, STANDBY_SWITCH_S)
+    assert v.REPRODUCE_PAPERS == tuple(PAPERS)

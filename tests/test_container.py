@@ -139,7 +139,7 @@ def test_dockerfile_promises():
     assert any("pip install -r requirements.txt" in r for r in DOCKER.runs)
     assert DOCKER.user not in ("", "root", "0") and any("useradd" in r and DOCKER.user in r for r in DOCKER.runs)
     assert DOCKER.expose == [PORT]
-    assert DOCKER.cmd[:3] == ["streamlit", "run", "app.py"]
+    assert DOCKER.cmd[:3] == ["python", "-m", "ui.serve"]  # streamlit run app.py, warmed up before any visitor
     assert "--server.address=0.0.0.0" in DOCKER.cmd and f"--server.port={PORT}" in DOCKER.cmd
     assert f"127.0.0.1:{PORT}/_stcore/health" in DOCKER.healthcheck
     assert DOCKER.env["KNEEPOINT_HOSTED"] == "1" and DOCKER.env["KNEEPOINT_DB"].startswith("/tmp/")

@@ -1,6 +1,6 @@
 """Issue 12 item 6: the analytic engine and the simulator agree on small things (one default SLA, ...)."""
 
-from engine.analytic.design import DEFAULT_SLA_MS, sla_of
+from engine.analytic.sla import DEFAULT_SLA_MS, sla_of
 from engine.scenario import load_scenario
 from engine.sim.workload import mlperf_bound_ms
 

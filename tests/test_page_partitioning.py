@@ -83,7 +83,8 @@ def test_simulation_adds_fifs_and_elsa(page):
     assert not page.exception, page.exception
     t = _table(page)
     assert {"FIFS simulated (req/s)", "ELSA simulated (req/s)"} <= set(t.columns)
-    assert t.set_index("policy").loc["paris", "ELSA simulated (req/s)"] >= 0
+    # a column with gaps (policies not simulated) is shown as text, so its blanks are blank: read the number back
+    assert float(t.set_index("policy").loc["paris", "ELSA simulated (req/s)"].replace(",", "")) >= 0
 
 
 def test_link_round_trip_and_reset(page):

@@ -14,7 +14,7 @@ from scipy.special import ndtr
 
 from engine.analytic import Context, build_design, evaluate
 from engine.analytic.operating_point import capacity, scan_rates, sla_bounded_rate, sla_latency
-from engine.analytic.rates import lognormal_mixture_quantile
+from engine.analytic.service_laws import lognormal_mixture_quantile
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 

@@ -8,6 +8,7 @@ from functools import lru_cache
 import streamlit as st
 
 from engine.catalog import enumerate_layouts
+from engine.policy_rules import BatchMaxRule, rule_for, scheduler_rule_for
 from engine.scenario import ArrivalSpec, FpgaSpec, Scenario
 from engine.scenario import GpuSpec as _GpuSpec
 from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
@@ -38,6 +39,42 @@ def _layout_labels(gpu) -> tuple[str, ...]:
 def layout_choices(gpu) -> list[str]:
     """Every maximal layout of the GPU as 'profile@start + ...', then the custom entry."""
     return list(_layout_labels(gpu)) + [CUSTOM] if gpu.mig_capable else [CUSTOM]
+
+
+#: inputs shown only where they apply (the chosen device, query-size kind or policy reads them)
+CONDITIONAL = ("d_pre_cores", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_qtable", "d_max_batch", "d_delay",
+               "d_alpha", "d_beta")
+
+
+def applicable(w) -> set[str]:
+    """The CONDITIONAL inputs that apply to the widget values `w`: preprocessing cores for a CPU pool, compute
+    units for a DPU; the query-size kind's own parameters; Batch_max where the batching rule takes a requested
+    one, Time_queue where it honours a requested delay; alpha and beta for a scheduler that is sized by them."""
+    out = {"d_pre_cores"} if w.get("d_pre") == "cpu" else {"d_dpu_units"} if w.get("d_pre") == "dpu" else set()
+    out |= {"fixed": {"d_qsize"}, "lognormal": {"d_mu", "d_sigma"}, "table": {"d_qtable"}}.get(w.get("d_qkind"), set())
+    if w.get("d_batching"):
+        rule = rule_for(w["d_batching"])
+        out |= {"d_max_batch"} if rule.batch_max_rule == BatchMaxRule.REQUESTED_OR_KNEE else set()
+        out |= {"d_delay"} if rule.uses_time_queue and rule.honours_requested_delay else set()
+    if w.get("d_sched") and scheduler_rule_for(w["d_sched"]).sized_by_alpha_beta:
+        out |= {"d_alpha", "d_beta"}
+    return out
+
+
+def applies_note(policy: str) -> str:
+    """Why a batching policy shows neither Batch_max nor Time_queue."""
+    rule = rule_for(policy)
+    if not rule.batches:
+        return "No batching: each query is served alone."
+    return "Batch_max is each partition's knee and Time_queue its knee time over the partitions (PREBA 4.3)."
+
+
+def keep_hidden_inputs() -> None:
+    """Keep the values of inputs not drawn in this run: Streamlit drops a widget's state when the widget is not
+    drawn, and the scenario (and its link) would lose them; a value set through session state is kept."""
+    for key in CONDITIONAL:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def to_widgets(s: Scenario, gpu) -> dict:

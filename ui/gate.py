@@ -14,7 +14,7 @@ import hmac
 import streamlit as st
 
 from engine.hosting import HostingSettings, SettingsError
-from ui.session import hosting
+from ui.session import hide_error_details_when_hosted, hosting
 from ui.text import md
 
 _UNLOCKED = "_kneepoint_gate"  # session_state: digest of the password this session gave
@@ -60,3 +60,16 @@ def ask_password() -> None:
             st.rerun()
         st.error("That password is not right.")
     st.stop()
+
+
+def guard_page() -> None:
+    """Every page's first line: the gate and the hosted error setting, enforced by the page itself.
+
+    app.py applies both before it runs a page, but a page can run without app.py: Streamlit's legacy pages/ router
+    takes a server process's first script run, and a link naming a page file (/report) then runs that file
+    directly (tests/test_browser_deeplink.py). `python -m ui.serve` takes that run itself; this covers a bare
+    `streamlit run app.py` and anything else that runs a page file on its own.
+    """
+    hide_error_details_when_hosted()
+    if not unlocked():
+        ask_password()  # stops the script

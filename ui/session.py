@@ -16,6 +16,7 @@ from engine.profiles import ProfileBook
 from engine.store import Store
 from engine.store.overlay import SessionOverlay
 from ui.text import md
+from ui.tables import show as show_table
 
 _OVERLAY = "_kneepoint_overlay"  # session_state key of this session's overlay (hosted mode)
 # Streamlit's client.showErrorDetails when hosted: an unexpected exception shows a generic message, its type,
@@ -90,6 +91,5 @@ def sidebar_store_info(store: Store) -> None:
         if isinstance(store, SessionOverlay):
             st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
         counts = store.counts()
-        st.dataframe({"table": list(counts), "rows": list(counts.values())}, hide_index=True,
-                     key="sidebar_counts")
+        show_table({"table": list(counts), "rows": list(counts.values())}, key="sidebar_counts")
 

@@ -12,16 +12,12 @@ from pydantic import BaseModel, ConfigDict
 from engine.accelerator_side import GpuSide
 from engine.analytic.accelerators import backend_of
 from engine.analytic.lengths import query_size_pmf
+from engine.analytic.sla import sla_of
 from engine.catalog import MigContention, busy_slices_factor, mig_contention
 from engine.scenario import Scenario
 from engine.stages import StageCost
 from engine.vocab import SchedulerPolicy
 
-#: MLPerf Inference Server-scenario p99 latency bounds (MLPerf Inference rules, "Benchmarks" table:
-#: ResNet-50 15 ms, BERT 130 ms, RNN-T 1000 ms); other models default to 100 ms.
-MLPERF_SERVER_P99_MS = {"resnet50": 15.0, "bert-base": 130.0, "bert-large": 130.0, "jasper": 1000.0,
-                        "quartznet": 1000.0}
-DEFAULT_SLA_MS = 100.0
 
 
 class Design(BaseModel):
@@ -44,14 +40,6 @@ class Design(BaseModel):
     def accelerator(self) -> str:
         """The name of the accelerator stage in capacities, utilisations and breakdowns: 'gpu' or 'fpga'."""
         return "fpga" if self.scenario.fpga is not None else "gpu"
-
-
-def sla_of(scenario: Scenario) -> float:
-    """The SLA latency bound in seconds: the scenario's, else the model's MLPerf Server bound."""
-    ms = scenario.workload.sla.latency_ms
-    if ms is None:
-        ms = MLPERF_SERVER_P99_MS.get(scenario.model, DEFAULT_SLA_MS)
-    return ms / 1e3
 
 
 def contention_of(scenario: Scenario) -> Optional[MigContention]:

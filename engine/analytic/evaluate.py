@@ -83,7 +83,10 @@ def evaluate_design(design: Design, ctx: Context, rate: Optional[float] = None,
     for p, u in zip(design.gpu.partitions, pt.gpu.partition_utilization):
         util[f"{design.accelerator}:{p.label}"] = u
     free = sc.host.free_cores
-    cpu = {stage.name: min(rate, stage.capacity_rps) * stage.host_cpu_s for stage in design.host_stages}
+    cpu: dict[str, float] = {}  # cores per consumer: what each stage's requests at the rate spend on each
+    for stage in design.host_stages:
+        for consumer, seconds in stage.host_cpu_consumers().items():
+            cpu[consumer] = cpu.get(consumer, 0.0) + min(rate, stage.capacity_rps) * seconds
     host_cpu = HostCpuUse(cores=cpu, used=sum(cpu.values()), free=float(free),
                           reserved=float(sc.host.cpu_reserved_cores))
     priced = priced_rate(cost_basis, sla_rps, cap, rate)

@@ -9,7 +9,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
-from engine.analytic.rates import GpuPoint, StagePoint, gpu_capacity_rps, gpu_point, host_stage_point
+from engine.analytic.host_point import StagePoint, host_stage_point
+from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
 from engine.profiles.tails import percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 

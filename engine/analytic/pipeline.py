@@ -156,6 +156,10 @@ def _batch_terms(scenario: Scenario, design0: Design) -> tuple[float, int, float
     return q, b, t1
 
 
+#: host CPU consumers beside the RPC stage's own (HostCpuUse.cores keys)
+PREPROCESSING, PREPROCESSING_DRIVER = "preprocessing", "preprocessing driver"
+
+
 def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: int, t1: float, decode_on: tuple):
     """(host stages, per-batch GPU overhead, notes) of a scenario."""
     book = ctx.book
@@ -189,6 +193,7 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
             name="host_cpu", service_s=rpc.service_s + pre.service_s, fixed_s=rpc.fixed_s, servers=free,
             scv=pre.scv, capacity_rps=min(free / cpu_s, path.capacity_rps),  # cores, or the link / SmartNIC cap
             host_cpu_s=cpu_s, breakdown_s={**rpc.breakdown_s, "preprocess_cpu": pre.service_s},
+            host_cpu_parts_s={**rpc.host_cpu_consumers(), PREPROCESSING: pre.host_cpu_s},
             notes=rpc.notes + pre.notes))
     else:
         # a shared pool whose preprocessing costs nothing (a text model) leaves every free core to RPC
@@ -203,7 +208,8 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         if pre.host_cpu_s and pre_spec.device != PreprocessDevice.CPU:  # DPU/GPU driver work shares RPC cores
             cpu_s = rpc.host_cpu_s + pre.host_cpu_s
             rpc = rpc.model_copy(update={"capacity_rps": min(path.capacity_rps, rpc_cores / cpu_s),
-                                         "host_cpu_s": cpu_s})
+                                         "host_cpu_s": cpu_s, "host_cpu_parts_s": {
+                                             **rpc.host_cpu_consumers(), PREPROCESSING_DRIVER: pre.host_cpu_s}})
         stages.append(rpc)
         if pre.service_s > 0 or pre.fixed_s > 0:
             stages.append(pre)

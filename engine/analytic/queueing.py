@@ -224,6 +224,25 @@ def lognormal_nodes(mean_s: np.ndarray, sigma: np.ndarray, nodes: int) -> np.nda
     return mean_s[:, None] * np.exp(sigma[:, None] * ndtri(mid_quantiles)[None, :] - sigma[:, None] ** 2 / 2)
 
 
+class ChainInputs(NamedTuple):
+    """What both batching chains (bulk_service_queue, timer_batch_queue) start from."""
+
+    mean_s: np.ndarray  # mean batch time (s) of batch b at index b - 1
+    cap: int  # Batch_max B
+    times: np.ndarray  # (B, BULK_NODES) batch times at equal-probability quantiles (lognormal_nodes)
+    drift: float  # B - lam S_B: how fast a backlog of full batches drains, items per batch
+
+
+def chain_inputs(lam: float, mean_s: np.ndarray, sigma: np.ndarray) -> ChainInputs | BatchingQueue:
+    """The batching chains' common start: the tables as arrays, their quadrature nodes and the drift, or the
+    saturated answer (saturated_batching) when lam reaches B / S_B."""
+    mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
+    cap = len(mean_s)
+    if lam * mean_s[-1] >= cap:
+        return saturated_batching(cap)
+    return ChainInputs(mean_s, cap, lognormal_nodes(mean_s, sigma, BULK_NODES), cap - lam * mean_s[-1])
+
+
 def stationary_law(transition: np.ndarray) -> np.ndarray:
     """pi with pi (P - I) = 0 and sum pi = 1 for a finite chain's transition matrix P (rows sum to 1)."""
     states = len(transition)
@@ -251,13 +270,11 @@ def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_st
     """
     from scipy.special import gammaln
 
-    mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
-    cap = len(mean_s)
-    if lam * mean_s[-1] >= cap:
-        return saturated_batching(cap)
-    times = lognormal_nodes(mean_s, sigma, BULK_NODES)  # (B, nodes)
+    chain = chain_inputs(lam, mean_s, sigma)
+    if isinstance(chain, BatchingQueue):
+        return chain
+    mean_s, cap, times, drift = chain
     # how far the chain reaches: the backlog's geometric tail decays over about (lam S_B) B / drift states
-    drift = cap - lam * mean_s[-1]
     states = int(min(max_states, 4 * cap + 10 * lam * mean_s[-1] * cap / max(drift, 1e-9)))
     arrivals = np.arange(states)
     rate = np.maximum(lam * times, 1e-300)[:, None, :]  # (B, 1, nodes): Poisson pmf by logs, mixed over nodes

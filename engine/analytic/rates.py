@@ -1,9 +1,7 @@
-"""Latency and utilisation of a prepared design at one arrival rate (the fast inner loop).
+"""Latency and utilisation of a prepared design's GPU side at one arrival rate (the fast inner loop).
 
 Approximations (documented so their error can be measured against the simulator):
-- Host stages (RPC, preprocessing, DPU...) are G/G/c queues with Poisson arrivals
-  (c_a^2 = 1), each StageCost's service time and SCV; mean wait by Allen-Cunneen,
-  the wait's tail exponential (engine.analytic.queueing).
+- Host stages (RPC, preprocessing, DPU...) are G/G/c queues: engine.analytic.host_point.
 - The GPU with batching: at a given rate, batches are as large as the timeout
   lets them grow (1 + lambda x Time_queue, at most Batch_max). If the partitions
   cannot keep up at that size, batches grow until the partitions' capacity
@@ -26,7 +24,6 @@ Approximations (documented so their error can be measured against the simulator)
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -37,29 +34,15 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
                                       timeout_batch_wait, wait_quantile)
+from engine.analytic.service_laws import (batch_tables, job_law, mean_job, request_service_quantile,
+                                         request_weighted_service)
 from engine.analytic.timerqueue import timer_batch_queue
-from engine.profiles.tails import (DEFAULT_SCV, lognormal_quantile, lognormal_sigma_for_ratio,
-                                   lognormal_sigmas_for_ratios)
+from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
-from engine.stages import StageCost
 from engine.vocab import SchedulerPolicy
 
 GPU_SCV = DEFAULT_SCV  # batch service-time jitter (the default cv, engine.profiles.tails)
-
-
-class StagePoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    servers: float
-    service_s: float
-    fixed_s: float
-    capacity_rps: float
-    utilization: float
-    wait_mean_s: float
-    wait_q_s: float
-    service_q_s: float
 
 
 class GpuPoint(BaseModel):
@@ -76,20 +59,6 @@ class GpuPoint(BaseModel):
     service_mean_s: float
     service_q_s: float
     saturated: bool  # batches grew beyond the timeout size to keep up
-
-
-def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
-    """A host-side stage at `lam` requests/s (G/G/c, Poisson arrivals)."""
-    util = lam / stage.capacity_rps
-    if stage.service_s <= 0:
-        return StagePoint.model_construct(name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
-                          capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=0.0 if util < 1 else math.inf,
-                          wait_q_s=0.0 if util < 1 else math.inf, service_q_s=0.0)
-    servers = max(stage.capacity_rps * stage.service_s, 1e-9)  # effective servers (a cap may bind first)
-    wq, wqq, _ = gg_c_wait(lam, stage.service_s, servers, 1.0, stage.scv, p)
-    return StagePoint.model_construct(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
-                      capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=wq, wait_q_s=wqq,
-                      service_q_s=lognormal_quantile(stage.service_s, stage.scv, p))
 
 
 def gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray,
@@ -110,19 +79,11 @@ def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler:
     """
     pooled = scheduler_rule_for(scheduler).pooled
     if not rule_for(gpu.policy).batches:
-        rates = [1.0 / _mean_job(part, q_pmf)[0] for part in gpu.partitions]
+        rates = [1.0 / mean_job(part, q_pmf)[0] for part in gpu.partitions]
         return float(sum(rates) if pooled else len(rates) * min(rates))
     items = [part.max_batch / part.service(part.max_batch) for part in gpu.partitions]
     total = sum(items) if pooled else len(items) * min(items)
     return total / q_mean
-
-
-def _mean_job(part, q_pmf: np.ndarray) -> tuple[float, float, float]:
-    """(mean, second moment, p99) of the service time of one query of random size run alone."""
-    sizes = np.arange(1, len(q_pmf) + 1)
-    t = np.array([part.service(min(s, len(part.mean_s))) for s in sizes])
-    m = float(np.dot(q_pmf, t))
-    return m, float(np.dot(q_pmf, t * t)), float(np.max(t[q_pmf > 0]))
 
 
 def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
@@ -179,7 +140,7 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
     instance an M/G/1 whose p-quantile the Cramer-Lundberg root gives (mg1_wait_quantile). Times in s."""
     parts = gpu.partitions
     n = len(parts)
-    jobs = [_mean_job(part, q_pmf) for part in parts]
+    jobs = [mean_job(part, q_pmf) for part in parts]
     rates = np.array([1 / job[0] for job in jobs])
     share = rates / rates.sum() if pooled else np.full(n, 1 / n)
     m1 = float(np.dot(share, [job[0] for job in jobs]))
@@ -190,7 +151,7 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
     if n == 1:
         # one instance: M/G/1, whose tail the Cramer-Lundberg root gives (an exponential fitted to the mean
         # wait put the p99 of nearly fixed service 10-18 % above the simulator)
-        wqq = mg1_wait_quantile(lam, *_job_law(parts[0], q_pmf, p), p)
+        wqq = mg1_wait_quantile(lam, *job_law(parts[0], q_pmf, p), p)
     # each query runs alone: the mixture over query sizes and partitions, with each batch's own spread
     svc_q = request_service_quantile([(part, q_pmf, part_share) for part, part_share in zip(parts, share)], p,
                                      size_biased=False)
@@ -406,177 +367,12 @@ def gather_wait_mean(form: float, b_mean: float) -> float:
     return form * (b_mean + 1) / (2 * b_mean)
 
 
-def batch_size_pmf(b_mean: float, cap: int) -> np.ndarray:
-    """P(batch = k), k = 1..cap: one request that opens the batch plus a Poisson number of others with mean
-    b_mean - 1 (Poisson arrivals over a fixed gathering time), the mass beyond cap at cap."""
-    k = np.arange(cap)
-    m = max(b_mean - 1.0, 1e-300)
-    pmf = np.exp(k * math.log(m) - m - _log_factorials(cap))  # Poisson(m) pmf
-    pmf[-1] += max(0.0, 1.0 - float(pmf.sum()))
-    return pmf
-
-
-@functools.lru_cache(maxsize=64)
-def _log_factorials(cap: int) -> np.ndarray:
-    """log k! for k = 0..cap-1 (read-only: shared by every call)."""
-    from scipy.special import gammaln
-
-    out = gammaln(np.arange(cap) + 1.0)
-    out.setflags(write=False)
-    return out
-
-
-def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> float:
-    """p-quantile (s) of the service time of the batch a random request is in, over (partition, mean batch,
-    share of requests) triples: the mixture over partitions (by share) and batch sizes k (size-biased,
-    weights k P(k) from batch_size_pmf) of log-normal batch times with mean t(k) and p-quantile tail(k)
-    (the partitions' tables), solved on the mixture's survival function (lognormal_mixture_quantile)."""
-    z = NormalDist().inv_cdf(p)
-    weights, mus, sigmas = [], [], []
-    for part, b_mean, share in mix:
-        pmf = _size_law(part, b_mean)
-        if size_biased:
-            sizes = np.arange(1, len(pmf) + 1)
-            weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)))
-        else:
-            weights.append(share * pmf)
-        mu, sigma = _lognormal_tables(part, len(pmf), z)
-        mus.append(mu)
-        sigmas.append(sigma)
-    weight, mu, sigma = (np.concatenate(x) for x in (weights, mus, sigmas))
-    keep = weight > 1e-12
-    return lognormal_mixture_quantile(weight[keep] / weight[keep].sum(), mu[keep], sigma[keep], p)
-
-
-MIXTURE_GRID = 12  # log-spaced points on which lognormal_mixture_quantile brackets its root (Newton does the rest)
-
-
-def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray, p: float) -> float:
-    """p-quantile of a mixture of log-normals (weights summing to 1, log-means mu, log-sds sigma > 0).
-
-    The survival function S(x) = sum_i w_i Phi(-(x - mu_i) / sigma_i) of x = log t is decreasing, so the root
-    of S(x) = 1 - p is bracketed on a grid of MIXTURE_GRID points over [min mu - 4 max sigma, max mu + (|z| + 4)
-    max sigma] in one vectorised evaluation, then found by Newton steps kept inside the bracket (S'(x) =
-    -sum_i w_i phi((x - mu_i) / sigma_i) / sigma_i), to 1e-10 in x (a relative 1e-10 in t)."""
-    from scipy.special import ndtr
-
-    target = 1.0 - p
-    z = abs(NormalDist().inv_cdf(p))
-    top = float(sigma.max())
-    lo, hi = float(mu.min()) - 4 * top, float(mu.max()) + (z + 4) * top
-    xs = np.linspace(lo, hi, MIXTURE_GRID)
-    surv = weight @ ndtr(-(xs[None, :] - mu[:, None]) / sigma[:, None])
-    above = np.nonzero(surv > target)[0]
-    if len(above) == 0:
-        return float(math.exp(lo))
-    i = int(above[-1])
-    if i == MIXTURE_GRID - 1:
-        return float(math.exp(hi))
-    a, b = float(xs[i]), float(xs[i + 1])
-    sa, sb = float(surv[i]) - target, float(surv[i + 1]) - target
-    x = a + (b - a) * sa / (sa - sb)  # linear guess inside the bracket
-    inv = 1.0 / sigma
-    for _ in range(40):
-        u = (x - mu) * inv
-        f = float(weight @ ndtr(-u)) - target
-        if f > 0:
-            a = x
-        else:
-            b = x
-        slope = -float(weight @ (np.exp(-0.5 * u * u) * inv)) * _INV_SQRT_2PI
-        step = f / slope if slope < 0 else math.inf
-        if abs(step) <= 1e-10:  # converged (tested before the bracket: the root may sit on its edge)
-            x -= step
-            break
-        x = x - step if a < x - step < b else 0.5 * (a + b)
-        if b - a <= 1e-10:
-            break
-    return float(math.exp(x))
-
-
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-def request_weighted_service(part, b_mean) -> float:
-    """Mean service time (s) of the batch a random request is in: sum_k k P(k) t(k) / sum_k k P(k), the
-    size-biased batch (inspection paradox; Feller, An Introduction to Probability Theory Vol. II, section
-    I.4). b_mean: a mean batch (the law of batch_size_pmf, capped at Batch_max) or the law itself."""
-    pmf = _size_law(part, b_mean)
-    if len(pmf) == 1:
-        return part.service(1)
-    sizes = np.arange(1, len(pmf) + 1)
-    times = _tables(part, len(pmf))[0]
-    return float(np.dot(sizes * pmf, times) / np.dot(sizes, pmf))
-
-
-def _tables(part, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, tail) service times (s) of batches 1..cap, as Partition.service and Partition.tail give them
-    (remembered by the partition; read-only)."""
-    return _derived(part, ("tables", cap), lambda: _make_tables(part, cap))
-
-
-def _make_tables(part, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    top = len(part.mean_s)
-    idx = np.minimum(np.arange(cap), top - 1)
-    mean = np.asarray(part.mean_s, dtype=float)[idx]
-    tail = np.asarray(part.tail_s, dtype=float)[np.minimum(idx, len(part.tail_s) - 1)]
-    mean.setflags(write=False)
-    tail.setflags(write=False)
-    return mean, tail
-
-
-def _lognormal_tables(part, cap: int, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """(log-mean, log-sd) of the log-normal batch time of each batch size 1..cap: mean t(k) and p-quantile
-    tail(k) from the partition's tables, z the standard normal p-quantile (remembered by the partition)."""
-    def make():
-        mean, tail = _tables(part, cap)
-        sigma = lognormal_sigmas_for_ratios(tail / mean, z)
-        mu = np.log(mean) - sigma ** 2 / 2
-        mu.setflags(write=False)
-        sigma.setflags(write=False)
-        return mu, sigma
-
-    return _derived(part, ("lognormal", cap, z), make)
-
-
-def _derived(part, key: tuple, make):
-    """make(), remembered by the partition where it can (Partition.derived); any object with the tables works."""
-    remember = getattr(part, "derived", None)
-    return remember(key, make) if remember is not None else make()
-
-
-def _size_law(part, b) -> np.ndarray:
-    """P(batch = k), k = 1..: `b` itself when it is a law, else batch_size_pmf around the mean b."""
-    if isinstance(b, np.ndarray):
-        return b
-    cap = max(1, int(part.max_batch))
-    return batch_size_pmf(b, cap) if b > 1 and cap > 1 else np.eye(1, cap, 0)[0]
-
-
-JOB_NODES = 64  # quantile nodes per query size of a job's service law (_job_law)
-
-
-def _job_law(part, q_pmf: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
-    """(values s, weights) of the service time of one query run alone: per query size k (probability
-    q_pmf[k-1]) a log-normal batch time with the partition's mean and p-quantile at k, by JOB_NODES quantiles."""
-    from scipy.special import ndtri
-
-    z = NormalDist().inv_cdf(p)
-    means, tails = _tables(part, len(q_pmf))
-    sigma = lognormal_sigmas_for_ratios(tails / means, z)
-    u = ndtri((np.arange(JOB_NODES) + 0.5) / JOB_NODES)
-    values = means[:, None] * np.exp(sigma[:, None] * u[None, :] - sigma[:, None] ** 2 / 2)
-    weights = np.repeat(q_pmf[:, None] / JOB_NODES, JOB_NODES, axis=1)
-    keep = weights.ravel() > 0
-    return values.ravel()[keep], weights.ravel()[keep]
-
-
 def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarray]:
     """(mean wait, p-quantile of the wait, batch-size law) of one work-conserving instance (bulk_service_queue);
     the wait's tail exponential, as for the other queues (wait_quantile)."""
     cap = max(1, int(part.max_batch))
     z = NormalDist().inv_cdf(p)
-    means, tails = _tables(part, cap)
+    means, tails = batch_tables(part, cap)
     q = bulk_service_queue(lam_items, means, lognormal_sigmas_for_ratios(tails / means, z))
     return q.wait_mean_s, wait_quantile(q.wait_mean_s, q.p_wait, p), q.batch_pmf
 
@@ -586,7 +382,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
     with the partition's mean and p-quantile tables (as _bulk_wait)."""
     cap = max(1, int(part.max_batch))
     z = NormalDist().inv_cdf(p)
-    means, tails = _tables(part, cap)
+    means, tails = batch_tables(part, cap)
     return timer_batch_queue(lam_items, tq, means, lognormal_sigmas_for_ratios(tails / means, z))
 
 

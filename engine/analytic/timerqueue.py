@@ -8,8 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.analytic.queueing import (BULK_NODES, BatchingQueue, lognormal_nodes, saturated_batching,
-                                     stationary_law)
+from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
 
 
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
@@ -199,12 +198,10 @@ def timer_batch_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: 
     before service is E[area] / E[cycle] / lam over the chain's stationary law. p_wait is the fraction of
     batches due before the instance frees; gather_mean_s the mean wait in an isolated timer batch.
     """
-    mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
-    cap = len(mean_s)
-    if lam * mean_s[-1] >= cap:
-        return saturated_batching(cap)
-    times = lognormal_nodes(mean_s, sigma, BULK_NODES)  # (B, nodes)
-    drift = cap - lam * mean_s[-1]
+    chain_start = chain_inputs(lam, mean_s, sigma)
+    if isinstance(chain_start, BatchingQueue):
+        return chain_start
+    mean_s, cap, times, drift = chain_start
     # the leftovers move as a random walk with drift lam S_B - B and variance about lam S_B, so their law decays
     # about as exp(-2 drift L / (lam S_B)): 40 of those lengths hold all but e^-40 of it
     left_max = int(min(max_states, 2 * cap + 20 * lam * mean_s[-1] / max(drift, 1e-9)))

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from engine.studies.compare import CompareStudy, DesignOutcome
 
-from engine.charts.style import PALETTE
+from engine.charts.style import PALETTE, wrap
 #: the results drawn as bars (DesignOutcome fields), each with its axis unit
 BARS = {"sla_bounded_rps": "requests/s", "tail_at_rate_ms": "ms", "tco_usd": "USD",
         "queries_per_usd": "queries/USD", "queries_per_joule": "queries/J"}
@@ -37,7 +37,9 @@ def overlaid_curves(c: CompareStudy) -> go.Figure:
 def result_bars(c: CompareStudy) -> go.Figure:
     """One panel per result (units in the panel titles), one bar per design."""
     labels = [DesignOutcome.LABELS[field] for field in BARS]
-    fig = make_subplots(rows=1, cols=len(BARS), subplot_titles=[label.replace(" (", "<br>(") for label in labels])
+    # each title wrapped to its panel's width, units on it (so no y-axis title sits between two panels)
+    fig = make_subplots(rows=1, cols=len(BARS), horizontal_spacing=0.06,
+                        subplot_titles=[wrap(label, 16) for label in labels])
     for i, name in enumerate(c.names):
         for j, (field, label) in enumerate(zip(BARS, labels)):
             value = getattr(c.results[i], field)
@@ -46,9 +48,8 @@ def result_bars(c: CompareStudy) -> go.Figure:
                                  showlegend=j == 0, marker_color=PALETTE[i % len(PALETTE)],
                                  hovertemplate=f"{name}<br>{label}: %{{y:,.4g}}<extra></extra>"),
                           row=1, col=j + 1)
-    for j, unit in enumerate(BARS.values()):
-        fig.update_yaxes(title_text=unit, row=1, col=j + 1)
-    fig.update_xaxes(showticklabels=False, title_text="design")
-    fig.update_layout(height=380, barmode="group", legend=dict(orientation="h", y=-0.15),
-                      margin=dict(t=60, l=40, r=20, b=20))
+    fig.update_xaxes(showticklabels=False)  # the legend names the designs
+    fig.update_yaxes(tickformat="~s")
+    fig.update_layout(height=400, barmode="group", legend=dict(orientation="h", y=-0.08),
+                      margin=dict(t=80, l=40, r=20, b=20))
     return fig

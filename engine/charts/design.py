@@ -94,15 +94,21 @@ def utilization_bar(utilization: dict[str, float]) -> go.Figure:
 
 
 def host_cpu_bar(cores: dict[str, float], available: float) -> go.Figure:
-    """Host CPU cores used by each consumer against the cores available for serving."""
-    fig = go.Figure()
-    for i, (k, v) in enumerate(cores.items()):
-        fig.add_trace(go.Bar(y=["host CPU"], x=[v], name=k, orientation="h", marker_color=PALETTE[i % len(PALETTE)],
-                             hovertemplate=f"{k}: %{{x:.2f}} cores<extra></extra>"))
-    fig.add_vline(x=available, line=dict(color="#444", dash="dash"), annotation_text=f"{available:g} cores free")
-    fig.update_layout(barmode="stack", height=200, legend=dict(orientation="h", y=-0.6),
-                      margin=dict(t=30, l=20, r=20, b=20))
-    fig.update_xaxes(title_text="cores")
+    """Host CPU cores each consumer (RPC serving, kernel launch threads, preprocessing, ...) uses at the offered
+    load, one labelled bar each, against the cores free for serving (dashed)."""
+    names = list(cores)[::-1]  # plotly draws the first category at the bottom: keep the engine's order top-down
+    vals = [cores[k] for k in names]
+    fig = go.Figure(go.Bar(y=names, x=vals, orientation="h", marker_color=[PALETTE[i % len(PALETTE)]
+                                                                           for i in range(len(names))][::-1],
+                           text=[f"{v:,.2f} cores" for v in vals], textposition="outside", cliponaxis=False,
+                           hovertemplate="%{y}: %{x:.2f} cores<extra></extra>", showlegend=False))
+    top = max([available, *vals], default=1.0)
+    fig.add_vline(x=available, line=dict(color="#444", dash="dash"))
+    fig.add_annotation(x=available, y=1, yref="paper", text=f"{available:g} cores free for serving",
+                       showarrow=False, xanchor="right", yanchor="bottom")
+    fig.update_xaxes(title_text=f"cores used at the offered load (total {sum(vals):,.2f})",
+                     range=[0, top * 1.18])
+    fig.update_layout(height=120 + 34 * max(len(names), 1), margin=dict(t=30, l=20, r=20, b=40))
     return fig
 
 

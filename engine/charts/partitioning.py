@@ -15,10 +15,11 @@ def batch_pdf(dist: dict[int, float], knees: dict[str, int] | None = None) -> go
     top = max(dist.values(), default=0)
     for i, (name, b) in enumerate((knees or {}).items()):  # labels staggered so neighbours do not overlap
         fig.add_vline(x=b, line=dict(color="#888", dash="dot"))
-        fig.add_annotation(x=b, y=top * (1.12 - 0.09 * (i % 3)), text=f"{name} knee", showarrow=False,
-                           font=dict(size=10, color="#555"), xanchor="left")
+        # rows a fixed number of pixels apart (a share of the y range was less than a line at some heights)
+        fig.add_annotation(x=b, y=1, yref="paper", yanchor="top", yshift=-16 * (i % 3), text=f"{name} knee",
+                           showarrow=False, font=dict(size=10, color="#555"), xanchor="left")
     fig.update_xaxes(title_text="query size = batch (items)")
-    fig.update_yaxes(title_text="share of queries", tickformat=".0%")
+    fig.update_yaxes(title_text="share of queries", tickformat=".0%", range=[0, top * 1.35 or 1])  # room for the labels
     fig.update_layout(height=320, showlegend=True, legend=dict(orientation="h", y=-0.3),
                       margin=dict(t=40, l=60, r=20, b=20))
     return fig

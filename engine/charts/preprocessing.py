@@ -3,12 +3,14 @@ GPU decode and preprocessing cost per device."""
 
 from __future__ import annotations
 
+import math
+
 from typing import Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.charts.style import colour, page_layout
+from engine.charts.style import colour, log_ticks, page_layout
 from engine.studies.preprocessing import DEVICE_LABEL, CostPoint, CpuCostEstimate, DecodeRow, ScalingRow
 
 KIND_COLOUR = {"measured": "#54A24B", "published": "#4C78A8", "derived": "#B279A2"}
@@ -106,7 +108,17 @@ def preprocessing_costs_chart(points: Sequence[CostPoint], estimates: Sequence[C
                                                                        color=KIND_COLOUR[e.prefer],
                                                                        line=dict(width=1, color="#222")),
                                      hovertemplate="%{y:.3f} ms per item per core<extra>" + e.basis + "</extra>"))
-    fig.add_vline(x=size, line=dict(color="#888", dash="dot"), annotation_text=f"design: {size:g} {unit}")
-    fig.update_xaxes(title_text=f"input size ({unit})", type="log")
-    fig.update_yaxes(title_text="cost per item (ms, one core or one device)", type="log")
+    # the label as an annotation of its own: on a log axis plotly reads an annotation's x as log10 of the value,
+    # and add_vline's annotation_text passes the value itself (0.37 MP landed at 10^0.37 = 2.3 MP)
+    fig.add_vline(x=size, line=dict(color="#888", dash="dot"))
+    fig.add_annotation(x=math.log10(size), y=1, yref="paper", text=f"design: {size:g} {unit}", showarrow=False,
+                       xanchor="left", yanchor="bottom")
+    # 1-2-5 tick labels: plotly's default labels every minor step of a log axis (2, 3, ... 9) and crowds them
+    xs = [p.input_size for p in points if p.input_size > 0] + [size]
+    ys = [p.ms_per_item for p in points if p.ms_per_item > 0] + [e.ms_per_item for e in estimates if e.found]
+    xt, yt = log_ticks(min(xs), max(xs)), log_ticks(min(ys), max(ys)) if ys else []
+    fig.update_xaxes(title_text=f"input size ({unit}, log scale)", type="log", tickvals=xt or None,
+                     ticktext=[f"{t:g}" for t in xt] or None)
+    fig.update_yaxes(title_text="cost per item (ms, one core or one device; log scale)", type="log",
+                     tickvals=yt or None, ticktext=[f"{t:g}" for t in yt] or None)
     return page_layout(fig, height=420)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import plotly.graph_objects as go
 
-from engine.charts.style import colour, page_layout
+from engine.charts.style import colour, log_ticks, page_layout
 from engine.studies.rpc import CATEGORIES, LoadPoint, PresetRow, ServiceRow
 
 CATEGORY_LABEL = {"gpu": "GPU (incl. orchestration)", "client_proc": "client proc", "server_proc": "server proc",
@@ -62,7 +63,12 @@ def load_curves_chart(points: Sequence[LoadPoint], sla_ms: float | None = None,
     if rate_rps:
         fig.add_vline(x=rate_rps, line=dict(color="#888", dash="dot"), annotation_text="offered load")
     fig.update_xaxes(title_text="offered load (requests/s)", rangemode="tozero")
-    fig.update_yaxes(title_text="latency (ms)", type="log")
+    ys = [y for p in points for y in (p.mean_ms, p.p99_ms) if y > 0 and math.isfinite(y)] + (
+        [sla_ms] if sla_ms else [])
+    ticks = log_ticks(min(ys), max(ys)) if ys else []
+    # 1-2-5 labels: plotly's default labels every minor step of a short log range and crams them
+    fig.update_yaxes(title_text="latency (ms, log scale)", type="log", tickvals=ticks or None,
+                     ticktext=[f"{t:g}" for t in ticks] or None)
     return page_layout(fig, height=460)
 
 

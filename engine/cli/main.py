@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.cli import deploy as cli_deploy
 
     cli_deploy.register(sub)  # size, export-design
+    from engine.cli import reproduce as cli_reproduce
+
+    cli_reproduce.register(sub)
     return p
 
 

@@ -32,3 +32,6 @@ MAX_OVERSUBSCRIBED_INSTANCES = 500
 #: engine.tenancy.reconfig
 RESTART_LOAD_S = 3.0
 STANDBY_SWITCH_S = 200e-6
+
+#: the keys of engine.reproduce.papers.PAPERS
+REPRODUCE_PAPERS = ("preba", "paris-elsa", "gpu-primitives", "eif", "splitrpc")

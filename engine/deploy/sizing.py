@@ -40,7 +40,7 @@ from engine.partition.pack import pack
 from engine.scenario import (GpuSpec, load_scenario, MAX_CORES, MAX_RATE_RPS, PreprocessingSpec,
                              require_gpu, Scenario)
 from engine.vocab import PreprocessDevice
-from engine.analytic.design import sla_of
+from engine.analytic.sla import sla_of
 from engine.sim.run import simulate_design
 
 

@@ -21,7 +21,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.analytic import Context, build_design, evaluate_design
-from engine.analytic.design import sla_of
+from engine.analytic.sla import sla_of
 from engine.executors import Executor, LocalExecutor
 from engine.errors import KneepointError
 from engine.search.pareto import MAX, MIN, front_order, non_dominated

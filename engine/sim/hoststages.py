@@ -3,7 +3,7 @@
 Each StageCost of Design.host_stages is a pool of `servers` FIFO servers with mean service time
 service_s and squared coefficient of variation scv, plus `fixed_s` of delay that holds no server
 (wire time, a PCIe hop), applied before the pool. The simulator samples what the analytic model
-averages (engine.analytic.rates.host_stage_point):
+averages (engine.analytic.host_point.host_stage_point):
 - effective servers c = capacity_rps x service_s (a link or SmartNIC cap may bind before the cores);
   k = max(1, floor(c)) servers, each with mean service k / capacity_rps, as in the Allen-Cunneen
   formula's rounding (engine.analytic.queueing.allen_cunneen_wait);

@@ -29,7 +29,7 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.analytic.design import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
+from engine.analytic.sla import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
 from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive
 from engine.vocab import WorkloadKind
 from engine.sim.errors import SimError
@@ -63,7 +63,7 @@ class Arrivals(BaseModel):
 
 
 def mlperf_bound_ms(model: str) -> float:
-    """The MLPerf Server p99 bound of a model (design.MLPERF_SERVER_P99_MS), else the one default (design.DEFAULT_SLA_MS)."""
+    """The MLPerf Server p99 bound of a model (engine.analytic.sla), else its one default."""
     return MLPERF_SERVER_P99_MS.get(model, MLPERF_DEFAULT_P99_MS)
 
 

@@ -18,7 +18,8 @@ class StageCost(BaseModel):
     most requests per second the stage sustains (servers / service time, or a
     tighter cap such as a link or SmartNIC core budget). `host_cpu_s` is the host
     CPU time one request consumes here (drawn from the shared core budget).
-    `breakdown_s` splits service_s + fixed_s into named components.
+    `breakdown_s` splits service_s + fixed_s into named components; `host_cpu_parts_s` splits host_cpu_s by
+    the consumer that spends it (RPC serving, launch threads, preprocessing, ...; empty: all is the stage's).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -31,6 +32,7 @@ class StageCost(BaseModel):
     capacity_rps: float = Field(gt=0)
     host_cpu_s: float = Field(0.0, ge=0)
     breakdown_s: dict[str, float] = {}
+    host_cpu_parts_s: dict[str, float] = {}
     notes: tuple[str, ...] = ()
 
     @model_validator(mode="after")
@@ -40,7 +42,16 @@ class StageCost(BaseModel):
             if not math.isclose(total, self.service_s + self.fixed_s, rel_tol=1e-6, abs_tol=1e-12):
                 raise ValueError(f"{self.name}: breakdown sums to {total} s, not service + fixed = "
                                  f"{self.service_s + self.fixed_s} s")
+        if self.host_cpu_parts_s and not math.isclose(sum(self.host_cpu_parts_s.values()), self.host_cpu_s,
+                                                      rel_tol=1e-6, abs_tol=1e-12):
+            raise ValueError(f"{self.name}: host CPU parts sum to {sum(self.host_cpu_parts_s.values())} s, not "
+                             f"host_cpu_s = {self.host_cpu_s} s")
         return self
+
+    def host_cpu_consumers(self) -> dict[str, float]:
+        """Host CPU-seconds per request by consumer (the stage's own name when it has no parts)."""
+        return dict(self.host_cpu_parts_s) if self.host_cpu_parts_s else (
+            {self.name: self.host_cpu_s} if self.host_cpu_s else {})
 
     @property
     def latency_s(self) -> float:

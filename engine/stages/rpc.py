@@ -146,6 +146,8 @@ class RpcBreakdown(BaseModel):
     e2e_s: float
     cpu_s_per_request: float = Field(description="server host CPU-seconds per request, incl. launches and polling")
     critical_cpu_s: float = Field(description="the part of cpu_s_per_request on the critical path before the GPU")
+    launch_cpu_s: float = Field(0.0, description="the part of cpu_s_per_request spent launching kernels "
+                                                 "(gather kernels, orchestration)")
     arm_s_per_request: float = 0.0
     link_capacity_rps: float = math.inf
     snic_capacity_rps: float = math.inf
@@ -308,8 +310,13 @@ def rpc_breakdown(c: RpcComponents, request_bytes: float, response_bytes: float,
     snic_cap = c.snic_arm_cores / arm if arm > 0 else math.inf
     return RpcBreakdown(gpu_s=gpu_time_s, client_proc_s=client, server_proc_s=server, network_s=network,
                         data_movement_s=dm, orchestration_s=orch, completion_s=done, e2e_s=e2e,
-                        cpu_s_per_request=cpu, critical_cpu_s=critical_cpu, arm_s_per_request=arm,
+                        cpu_s_per_request=cpu, critical_cpu_s=critical_cpu, launch_cpu_s=launch_cpu + orch_cpu / b,
+                        arm_s_per_request=arm,
                         link_capacity_rps=link_cap, snic_capacity_rps=snic_cap)
+
+
+#: host CPU consumers of the RPC stage (HostCpuUse.cores keys)
+RPC_SERVING, LAUNCH_THREADS, COMPLETION_WAIT = "RPC serving", "kernel launch threads", "completion wait"
 
 
 class ModelLike(Protocol):  # a models.csv row (engine.seed.records.ModelRow) or anything with these attributes
@@ -344,5 +351,10 @@ def rpc_stage(spec: RpcSpec, model: ModelLike, gpu_time_s: float, pcie_gen: int 
     notes = [f"preset {spec.preset.value}; GPU-stage overhead {bd.gpu_overhead_s * 1e6:.1f} us (orchestration)"]
     notes += [f"kernel count unknown: assumed {DEFAULT_KERNEL_COUNT}"] if _kernels(model) is None else []
     notes += ["SmartNIC ARM cores cap throughput"] if cap == bd.snic_capacity_rps < math.inf else []
+    # who spends the host CPU: serving the RPC itself, the threads launching kernels, waiting for completion
+    waiting = max(0.0, bd.cpu_s_per_request - bd.critical_cpu_s - bd.launch_cpu_s)
+    consumers = {name: s for name, s in ((RPC_SERVING, bd.critical_cpu_s), (LAUNCH_THREADS, bd.launch_cpu_s),
+                                         (COMPLETION_WAIT, waiting)) if s > 0}
     return StageCost(name="rpc", service_s=service, fixed_s=total - service, servers=cores, scv=RPC_SCV,
-                     capacity_rps=cap, host_cpu_s=bd.cpu_s_per_request, breakdown_s=parts, notes=tuple(notes))
+                     capacity_rps=cap, host_cpu_s=bd.cpu_s_per_request, breakdown_s=parts,
+                     host_cpu_parts_s=consumers if bd.cpu_s_per_request > 0 else {}, notes=tuple(notes))

@@ -1,0 +1,202 @@
+"""First render of every page in a real browser: the app (headless, a free port) and Chromium.
+
+For each page of app.py (read from its st.Page(..., url_path=...) list) a fresh server is started as `make run`
+starts it (`python -m ui.serve`, whose warm-up run on the root counts in "server ready"; --plain: a bare
+`streamlit run app.py`), and the page is opened by its deep link as the first browser ("cold": right after a
+start), then in a second browser context, a new Streamlit session on the now-started server ("warm"), and in new
+tabs of a browser that has been there before ("new tab": Streamlit's 4.7 MB Plotly script is in its cache). A
+render counts as done when Streamlit's running indicator is gone and the page's main content (MARKERS: its first
+chart or metric) is on screen; every wait is on that state, never a fixed sleep. The profile database is built
+once before the first server, so no figure pays for building it (benchmarks/store_build.py times that).
+
+Goal (issue 18): <= 5 s cold and <= 2 s warm, every page. The table also says whether Streamlit's
+"Page not found" dialog showed up on the deep link.
+
+    .venv/bin/python benchmarks/page_first_render.py [--pages ,cost-model] [--plain] [--warm-runs 3]
+    (--pages: url paths, an empty one for the default page)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+COLD_GOAL_S, WARM_GOAL_S = 5.0, 2.0
+TIMEOUT_MS = 120_000  # a render that takes longer is a failure, not a figure
+
+# url_path -> a concrete element of the page's main content (its first chart or metric, by the element's key)
+MARKERS = {
+    "": '[data-testid="stMetric"]',  # Design, the default page
+    "compare-designs": ".st-key-cmp_curves [data-testid=stPlotlyChart]",
+    "design-search": ".st-key-srch_run",
+    "partition-plans": ".st-key-par_pdf [data-testid=stPlotlyChart]",
+    "preprocessing-view": ".st-key-pp_scaling [data-testid=stPlotlyChart]",
+    "rpc-path": ".st-key-rpc_breakdown [data-testid=stPlotlyChart]",
+    "tenants": '[data-testid="stMetric"]',
+    "cost-model": ".st-key-cost_split [data-testid=stPlotlyChart]",
+    "profile-store": ".st-key-prof_chart [data-testid=stPlotlyChart]",
+    "reports": ".st-key-rep_title",
+}
+# url_path -> the deep link's query: Compare is opened on the PREBA preset's designs, as a shared link would
+QUERIES = {"compare-designs": lambda: "c=" + _preba_token()}
+FALLBACK = '[data-testid="stPlotlyChart"], [data-testid="stMetric"]'
+
+
+def app_pages() -> list[str]:
+    """The url_path of every page app.py lists, in its order; the default page as "" (Streamlit serves it at the
+    root: a link to its url_path shows 'Page not found')."""
+    pages = re.findall(r'st\.Page\(([^\n]*)\)', (ROOT / "app.py").read_text())
+    return ["" if "default=True" in args else re.search(r'url_path="([^"]+)"', args)[1] for args in pages]
+
+
+def _preba_token() -> str:
+    sys.path.insert(0, str(ROOT))
+    from engine.io.urlstate import encode_many
+    from engine.scenario import load_scenario
+    from engine.seed_presets import build_preset
+
+    return encode_many([load_scenario(d) for d in build_preset("preba", None)])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(db: str, serve: bool) -> tuple[subprocess.Popen, str, float]:
+    """The app on a free port, as `make run` starts it (`python -m ui.serve`: ready once its warm-up run on the root
+    is done) or with `serve` False as a plain `streamlit run app.py` (ready when its health check answers); its URL
+    and the seconds until it was ready."""
+    port = free_port()
+    t0 = time.perf_counter()
+    launch = ["ui.serve"] if serve else ["streamlit", "run", "app.py"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *launch, "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=dict(os.environ, KNEEPOINT_DB=db), stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if serve else subprocess.DEVNULL, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.05)
+    else:
+        proc.kill()
+        sys.exit("streamlit did not become healthy in 120 s")
+    while serve:
+        line = proc.stderr.readline()
+        if not line or line.startswith("Kneepoint:"):
+            if "first run done" not in line:
+                sys.exit(f"ui.serve: {line!r}")
+            break
+    return proc, url, time.perf_counter() - t0
+
+
+def _script_finished(payload) -> bool:
+    """Whether a websocket frame is Streamlit's message that a script run finished."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return False
+    try:
+        return ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished"
+    except Exception:  # a frame that is not one ForwardMsg
+        return False
+
+
+def first_render(browser, url: str, marker: str, context=None) -> tuple[float, float, bool]:
+    """Seconds from navigating a new Streamlit session to `url` until the page's marker is visible and no script
+    runs; seconds until the server said the page's script run finished (the rest is the browser drawing it); and
+    whether the 'Page not found' dialog was shown on the way. The session is a new browser context (empty browser
+    cache), or a new tab of `context` (the browser's cache holds Streamlit's scripts from an earlier visit)."""
+    own = context is None
+    if own:
+        context = browser.new_context(viewport={"width": 1400, "height": 1200})
+    page = context.new_page()
+    finished = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: (
+        finished.append(time.perf_counter()) if not finished and _script_finished(payload) else None)))
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    try:
+        page.locator(marker).first.wait_for(state="visible", timeout=TIMEOUT_MS)
+    except Exception:  # a marker that no longer matches the page: name the keys it has, to fix MARKERS
+        keys = page.evaluate("() => [...document.querySelectorAll('[class*=st-key-]')].map(e => e.className)")
+        sys.exit(f"{url}: no {marker!r} after {TIMEOUT_MS / 1000:g} s; keyed elements: "
+                 f"{sorted({k for c in keys for k in c.split() if k.startswith('st-key-')})}")
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=TIMEOUT_MS)
+    elapsed = time.perf_counter() - t0
+    not_found = page.get_by_role("dialog").filter(has_text="Page not found").count() > 0
+    page.close()
+    if own:
+        context.close()
+    return elapsed, (finished[0] - t0) if finished else float("nan"), not_found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", help="comma-separated url paths (default: every page of app.py)")
+    ap.add_argument("--warm-runs", type=int, default=3, help="warm visits per page (the median is shown)")
+    ap.add_argument("--plain", action="store_true", help="start a plain `streamlit run app.py` instead of ui.serve")
+    args = ap.parse_args()
+    pages = args.pages.split(",") if args.pages else app_pages()
+
+    from playwright.sync_api import sync_playwright
+
+    db = str(Path(tempfile.mkdtemp(prefix="kneepoint-bench-")) / "k.duckdb")
+    subprocess.run([sys.executable, "-c", "from engine.store import Store; Store()"], cwd=ROOT, check=True,
+                   env=dict(os.environ, KNEEPOINT_DB=db))  # build the database once, outside every figure
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        for path in pages:
+            marker = MARKERS.get(path, FALLBACK)
+            link = f"{path}?{QUERIES[path]()}" if path in QUERIES else path
+            proc, url, ready = start_server(db, serve=not args.plain)
+            try:
+                cold, cold_script, not_found = first_render(browser, f"{url}/{link}", marker)
+                warm = [first_render(browser, f"{url}/{link}", marker)[:2] for _ in range(args.warm_runs)]
+                cached = browser.new_context(viewport={"width": 1400, "height": 1200})
+                first_render(browser, f"{url}/{link}", marker, cached)  # fills this browser's cache
+                tabs = [first_render(browser, f"{url}/{link}", marker, cached)[0] for _ in range(args.warm_runs)]
+                cached.close()
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+            rows.append((path, ready, cold, cold_script, statistics.median(w[0] for w in warm),
+                         statistics.median(w[1] for w in warm), statistics.median(tabs), not_found))
+            print(f"  /{path}: cold {cold:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s", file=sys.stderr)
+        browser.close()
+
+    print(f"{'page':20s} {'server ready':>12s} {'cold':>6s} {'(script)':>8s} {'warm':>6s} {'(script)':>8s} {'new tab':>7s}  "
+          f"'Page not found'")
+    for path, ready, cold, cold_script, warm, warm_script, tab, not_found in rows:
+        print(f"{path or '/ (default)':20s} {ready:12.2f} {cold:6.2f} {cold_script:8.2f} {warm:6.2f} {warm_script:8.2f}"
+              f" {tab:7.2f}  {'shown' if not_found else '-'}")
+    print(f"seconds; goal: cold <= {COLD_GOAL_S:g} s (first visit right after a server start), warm <= {WARM_GOAL_S:g} s "
+          f"(a new browser session on a started server; median of {args.warm_runs}). (script): when the server said "
+          f"the page's script run finished; the rest is the browser drawing the page. new tab: a new session in a "
+          f"browser that has visited before (Streamlit's scripts cached), median of {args.warm_runs}.")
+    print(f"worst: cold {max(r[2] for r in rows):.2f} s, warm {max(r[4] for r in rows):.2f} s "
+          f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""PARIS + ELSA (heterogeneous MIG partitions and their scheduler): GPU(max), PARIS's partitions, tails, bounded
+throughput.
+
+Runs the Compare page's PARIS set-up (engine.seed_presets._paris: ResNet-50 on four A100 80GB, log-normal query
+sizes mu 1.5, sigma 1.5, up to 32, each query at its own size, SLA 1.5 x GPU(7)'s latency at the largest size,
+p95). The latency curves are NVIDIA DeepLearningExamples', not PARIS's, and nothing in the planner was fitted
+to a PARIS result: out of sample, except Fig 8's worked example, whose inputs are that figure's. ELSA exists
+only in the simulator, so the tail and bounded-throughput results run it (--simulate). MobileNet, ShuffleNet
+and Conformer have no curves in the store.
+"""
+
+from __future__ import annotations
+
+from engine.reproduce._common import remembered
+from engine.reproduce.entry import Entry
+from engine.analytic import build_design, capacity
+from engine.partition.bounded import sim_bounded_rate
+from engine.partition.paris import ParisInput, step_b_ranges
+from engine.partition.plan import plan, seed_sla_ms
+from engine.scenario import load_scenario
+from engine.sim.run import simulate_design
+from engine.studies.partitioning import seed_like_scenario
+
+SKU, GPUS = "A100-SXM4-80GB", 4
+QUERY_SIZE = {"kind": "lognormal", "mu": 1.5, "sigma": 1.5, "max_size": 32}
+ELSA = {"policy": "elsa", "alpha": 1.5, "beta": 1.0}  # slack margin as engine.studies.partitioning
+SIM_REQUESTS = 4000  # per probe: modest, the tails are p95
+TAIL_LOAD = 0.5  # tails compared at this fraction of GPU(max)'s analytic capacity
+
+
+def _base(ctx, model: str, sla_multiple: float = 1.5) -> dict:
+    def make():
+        sla = seed_sla_ms(ctx.book, model, SKU, multiple=sla_multiple, max_batch=QUERY_SIZE["max_size"])
+        return seed_like_scenario(ctx.book, model, SKU, GPUS, QUERY_SIZE, sla_ms=sla)
+    return remembered(ctx, f"paris-base-{model}-{sla_multiple}", make)
+
+
+def _plan(ctx, policy: str, model: str, sla_multiple: float = 1.5):
+    return remembered(ctx, f"paris-plan-{policy}-{model}-{sla_multiple}",
+                      lambda: plan(policy, _base(ctx, model, sla_multiple), ctx))
+
+
+def _gpu_max_gpcs(model: str):
+    def compute(ctx):
+        (profile,) = _plan(ctx, "gpu-max", model).instances
+        return ctx.book.gpu(SKU).profile(profile).compute_slices
+    return compute
+
+
+def _paris_instances(model: str):
+    return lambda ctx: sum(_plan(ctx, "paris", model).instances.values())
+
+
+def _fig8_small_share(ctx) -> float:
+    """Algorithm 1 step B on Fig 8's example: PDF 20/20/40/20 % over batches 1-4, knees 2 and 4."""
+    inp = ParisInput(dist={1: 0.2, 2: 0.2, 3: 0.4, 4: 0.2}, throughput={"small": {b: 1.0 for b in range(1, 5)},
+                     "large": {b: 1.0 for b in range(1, 5)}}, knees={"small": 2, "large": 4},
+                     gpcs={"small": 1, "large": 2}, total_gpcs=3)
+    ranges, _ = step_b_ranges(inp, ["small", "large"], inp.knees)
+    lo, hi = ranges["small"]
+    return 100 * sum(p for b, p in inp.dist.items() if lo <= b <= hi)
+
+
+def _scenario(ctx, policy: str, scheduler: dict, model: str, sla_multiple: float = 1.5) -> dict:
+    return {**_plan(ctx, policy, model, sla_multiple).scenario, "scheduler": scheduler}
+
+
+def _bounded(ctx, policy: str, scheduler: dict, model: str, sla_multiple: float = 1.5) -> float:
+    def make():
+        return sim_bounded_rate(_scenario(ctx, policy, scheduler, model, sla_multiple), ctx,
+                                n_requests=SIM_REQUESTS).rate_rps
+    return remembered(ctx, f"paris-bounded-{policy}-{scheduler['policy']}-{model}-{sla_multiple}", make)
+
+
+def _tail_ratio(model: str):
+    """p95 of GPU(max)+FIFS over PARIS+ELSA, both at TAIL_LOAD x GPU(max)'s analytic capacity."""
+    def compute(ctx):
+        def p95(policy, scheduler, rate):
+            d = build_design(load_scenario(_scenario(ctx, policy, scheduler, model), ctx.book), ctx)
+            return simulate_design(d, SIM_REQUESTS, ctx=ctx, rate=rate, stats="numpy",
+                                   timeseries=False).sla.latency_at_rate_ms, d
+
+        gmax = build_design(load_scenario(_scenario(ctx, "gpu-max", {"policy": "fifs"}, model), ctx.book), ctx)
+        rate = TAIL_LOAD * capacity(gmax)[0]
+        return p95("gpu-max", {"policy": "fifs"}, rate)[0] / p95("paris", ELSA, rate)[0]
+    return compute
+
+
+def _share(ctx) -> float:
+    return 100 * _bounded(ctx, "gpu3", {"policy": "fifs"}, "resnet50") / _bounded(ctx, "paris", ELSA, "resnet50")
+
+
+def _sla2(over: str):
+    def compute(ctx):
+        return _bounded(ctx, "paris", ELSA, "resnet50", 2.0) / _bounded(ctx, over, {"policy": "fifs"}, "resnet50",
+                                                                       2.0)
+    return compute
+
+
+_SET_UP = f"{GPUS} x {SKU}, log-normal sizes (mu 1.5, sigma 1.5, <= 32), each query at its own size"
+_NO_CURVE = "no latency curve for {} in the store (PARIS's MobileNet, ShuffleNet and Conformer are not among the " \
+            "published profiles); the engine's old MobileNet partition was a stored answer, not derived"
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("paris-fig8-small-share", "Algorithm 1 step B on Fig 8's PDF and knees",
+          "batch ranges (B_{k-1}, B_k]; the inputs are the figure's own", _fig8_small_share,
+          ("paris-fig8-small-share",)),
+    Entry("paris-gpumax-resnet", f"plan('gpu-max') for ResNet-50, {_SET_UP}",
+          "the homogeneous size with the best analytic SLA-bounded throughput; the engine's ResNet-50 curve "
+          "(derived by the slice law on smaller slices) favours the whole GPU", _gpu_max_gpcs("resnet50")),
+    Entry("paris-gpumax-bert", f"plan('gpu-max') for BERT-large, {_SET_UP}",
+          "the homogeneous size with the best analytic SLA-bounded throughput", _gpu_max_gpcs("bert-large"),
+          slow=True),
+    Entry("paris-bert-instances", f"plan('paris') for BERT-large, {_SET_UP}",
+          "Algorithm 1 over the engine's BERT-large curves, packed on four GPUs (28 GPCs, the paper had 42)",
+          _paris_instances("bert-large"), slow=True),
+    Entry("paris-tail-resnet", f"simulated p95 at {TAIL_LOAD:.0%} of GPU(max)'s capacity, ResNet-50, {_SET_UP}",
+          "GPU(max)+FIFS over PARIS+ELSA: ELSA sends large queries to large slices", _tail_ratio("resnet50"),
+          simulator=True, slow=True),
+    Entry("paris-tail-bert", f"simulated p95 at {TAIL_LOAD:.0%} of GPU(max)'s capacity, BERT-large, {_SET_UP}",
+          "GPU(max)+FIFS over PARIS+ELSA", _tail_ratio("bert-large"), simulator=True, slow=True),
+    Entry("paris-gpu3-resnet-share", f"simulated latency-bounded throughput, ResNet-50, {_SET_UP}",
+          "GPU(3)+FIFS over PARIS+ELSA", _share, simulator=True, slow=True),
+    Entry("paris-sla2-vs-gpu7", f"simulated latency-bounded throughput, SLA 2.0 x, ResNet-50, {_SET_UP}",
+          "PARIS+ELSA over GPU(7)+FIFS", _sla2("gpu7"), simulator=True, slow=True),
+    Entry("paris-sla2-vs-gpumax", f"simulated latency-bounded throughput, SLA 2.0 x, ResNet-50, {_SET_UP}",
+          "PARIS+ELSA over GPU(max)+FIFS", _sla2("gpu-max"), simulator=True, slow=True),
+    Entry("paris-tail-mobilenet", "", "", not_modelled=_NO_CURVE.format("MobileNet")),
+    Entry("paris-mobilenet-instances", "", "", not_modelled=_NO_CURVE.format("MobileNet")),
+    Entry("paris-mobilenet-gpu1-latency", "", "", not_modelled=_NO_CURVE.format("MobileNet")),
+)

@@ -1,0 +1,27 @@
+"""Every reproduction entry, one module per paper; `entries(paper)` picks one paper's (or all)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from engine.errors import KneepointError
+from engine.reproduce.entry import Entry
+from engine.reproduce.papers import PAPERS
+from engine.reproduce import eif, gpu_primitives, paris_elsa, preba, splitrpc
+
+
+class UnknownPaperError(KneepointError):
+    """A paper key that is not one of the seeds; the message lists the valid ones."""
+
+
+def _modules() -> dict[str, tuple[Entry, ...]]:
+    return {"preba": preba.ENTRIES, "paris-elsa": paris_elsa.ENTRIES, "gpu-primitives": gpu_primitives.ENTRIES,
+            "eif": eif.ENTRIES, "splitrpc": splitrpc.ENTRIES}
+
+
+def entries(paper: Optional[str] = None) -> tuple[Entry, ...]:
+    """The entries of `paper` (a PAPERS key), or of every paper in PAPERS order."""
+    if paper is not None and paper not in PAPERS:
+        raise UnknownPaperError(f"{paper!r} is not a seed paper; valid: {', '.join(PAPERS)}")
+    by_paper = _modules()
+    return tuple(e for p in PAPERS if paper in (None, p) for e in by_paper[p])

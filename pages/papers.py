@@ -1,0 +1,43 @@
+"""Papers: each seed paper's headline results beside what the engine computes for them (engine.reproduce)."""
+
+import pandas as pd
+import streamlit as st
+
+from engine.reproduce.papers import PAPERS
+from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
+from ui.compute import engine_call
+from ui.design_state import context
+from ui.tables import show
+from ui.gate import guard_page
+
+guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
+
+st.title("Papers")
+st.caption("Every headline number of the five seed papers beside the engine's own answer, computed by running the "
+           "engine (never typed in): the relative error, whether the parameters it uses were fitted on that "
+           f"figure (in-sample) or not (out-of-sample), and why where there is no answer. Within {WITHIN:.0%} of "
+           "the paper counts as reproduced. `python -m engine reproduce --simulate` also runs the simulator's "
+           "entries.")
+
+
+@engine_call(entries=16, spinner="Running the engine for this paper's results...")
+def rows_for(paper: str, include_slow: bool) -> list[dict]:
+    return [r.model_dump() for r in run(context(), paper=paper, include_slow=include_slow)]
+
+
+paper = st.selectbox("Paper", list(PAPERS), key="pap_paper", format_func=lambda k: f"{k} ({PAPERS[k]})")
+include_slow = st.toggle("Include the slow entries (up to a minute)", key="pap_slow", value=False)
+rows = rows_for(paper, include_slow)  # dicts: what the cache keeps
+summary = summarise([ReproductionRow(**r) for r in rows])
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("results", summary.entries)
+c2.metric(f"within {WITHIN:.0%}", summary.within)
+c3.metric("out of sample (computed)", summary.out_of_sample)
+c4.metric("not modelled", summary.not_modelled)
+table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r["paper_value"],
+                       "Kneepoint": r["kneepoint"], "unit": r["unit"],
+                       "error (%)": None if r["rel_error"] is None else r["rel_error"] * 100,
+                       "within": r["within"], "sample": r["sample"], "status": r["status"],
+                       "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
+show(table, key="pap_table")
+st.caption(summary.line())

@@ -1,0 +1,57 @@
+"""The Design page's inputs are grouped by stage and show only what applies to the chosen device, query-size kind,
+batching policy and scheduler; an input hidden because it does not apply keeps its value in the scenario and the
+link."""
+
+from __future__ import annotations
+
+from engine.io.urlstate import decode
+from engine.presets import DEFAULT_SCENARIO
+from tests.pagetest import open_page, query_token
+
+CONDITIONAL = ("d_pre_cores", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_max_batch", "d_delay", "d_alpha",
+               "d_beta")
+
+
+def _shown(at) -> set[str]:
+    return {w.key for w in [*at.number_input, *at.text_input] if w.key in CONDITIONAL or w.key == "d_qtable"}
+
+
+def _scenario(at) -> dict:
+    return decode(query_token(at))
+
+
+def test_default_design_shows_only_what_applies():
+    at = open_page("design.py")
+    assert DEFAULT_SCENARIO["batching"]["policy"] == "preba"
+    # CPU preprocessing, fixed query size, PREBA (knee Batch_max and Time_queue), first-idle scheduler
+    assert _shown(at) == {"d_pre_cores", "d_qsize"}
+    labels = [m.value for m in at.markdown]
+    for stage in ("**Workload**", "**Batching**", "**Scheduler**", "**SLA**", "**Cost**"):
+        assert stage in labels
+
+
+def test_choices_bring_their_inputs_and_hidden_values_stay():
+    at = open_page("design.py")
+    at.selectbox(key="d_sched").set_value("elsa").run()
+    assert {"d_alpha", "d_beta"} <= _shown(at)
+    at.number_input(key="d_alpha").set_value(2.5).run()
+    at.selectbox(key="d_sched").set_value("fifs").run()
+    assert not {"d_alpha", "d_beta"} & _shown(at)
+    at.run()  # Streamlit drops an undrawn widget's state at the end of the run after the one that hid it
+    assert _scenario(at)["scheduler"]["alpha"] == 2.5  # hidden, but still the scenario's (and the link's)
+
+    at.selectbox(key="d_batching").set_value("fixed").run()
+    assert {"d_max_batch", "d_delay"} <= _shown(at)
+    at.selectbox(key="d_batching").set_value("work-conserving").run()
+    assert "d_max_batch" in _shown(at) and "d_delay" not in _shown(at)
+
+    at.selectbox(key="d_pre").set_value("dpu").run()
+    assert "d_dpu_units" in _shown(at) and "d_pre_cores" not in _shown(at)
+    at.number_input(key="d_dpu_units").set_value(12).run()
+    at.selectbox(key="d_pre").set_value("cpu").run()
+    at.run()
+    assert _scenario(at)["preprocessing"]["units"] == 12
+
+    at.selectbox(key="d_qkind").set_value("lognormal").run()
+    assert {"d_mu", "d_sigma"} <= _shown(at) and "d_qsize" not in _shown(at)
+    assert not at.exception, at.exception
