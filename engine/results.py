@@ -9,6 +9,7 @@ strings. Times are ms, rates requests/s, money USD.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict
@@ -79,9 +80,10 @@ class SlaLimit(BaseModel):
         p, bound = f"p{self.percentile:g}", f"{self.sla_ms:g} ms"
         floor = (f"the {p} is {self.floor_ms:,.1f} ms even at {self.floor_rate_rps:,.0f} req/s "
                  f"({', '.join(self.main_stages())})")
+        cap = self.capacity_rps if self.capacity_rps > 0 else math.nan  # a design that serves nothing: no share
         load = (f"at the offered {rate_rps:,.0f} req/s the bottleneck, {self.bottleneck}, is "
-                f"{rate_rps / self.capacity_rps:.0%} busy (capacity {self.capacity_rps:,.0f} req/s)")
-        share = self.sla_bounded_rps / self.capacity_rps
+                f"{rate_rps / cap:.0%} busy (capacity {self.capacity_rps:,.0f} req/s)")
+        share = self.sla_bounded_rps / cap
         if self.kind == SlaLimitKind.LATENCY_FLOOR and self.sla_bounded_rps <= 0:
             return (f"A latency floor, not saturation: no load meets the {bound} SLA, because {floor}; {load}. "
                     "Shorten the path (a faster preprocessing device or RPC path, smaller batches) rather than "

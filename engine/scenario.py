@@ -18,6 +18,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator, ValidationError)
 from engine.errors import error_message, excerpt, ScenarioError
+from engine.naming import derived_name
 from engine.stages.rpc import components_for, RpcComponents
 from engine.validate import check_model, validate
 from engine.vocab import (BatchingPolicy, Completion, CopyMethod, InputLenKind, Orchestration, PreprocessDevice,
@@ -62,7 +63,6 @@ MAX_FPGA_BOARDS, MAX_FPGA_UNITS = 64, 1024
 #: most CPU cores on one host (host.cpu_cores and every core count)
 MAX_CORES = 1024
 NAME_MAX = 120  # characters in a scenario's name
-DERIVED_NAME_MAX = 80  # a derived name fits a saved scenario's name (engine.store.scenarios.NAME_MAX)
 #: smallest value of a positive number (times, rates, sizes, weights): below it reciprocals and products overflow
 #: or vanish (1 / 1e-300 ms is no rate at all) and a diurnal or polling interval would cut a run into billions
 MIN_POSITIVE = 1e-9
@@ -440,46 +440,11 @@ class Scenario(_Spec):
         return f"{self.gpu.count} x {self.gpu.sku}"
 
     def derived_name(self) -> str:
-        """The design in a few words, the name it has until someone types one: model, accelerators and their
-        partitioning, preprocessing device, RPC path, batching policy (and the scheduler unless FIFS), e.g.
-        'resnet50, A100-SXM4-80GB 1g.10gb x 7, cpu preprocessing, grpc, preba batching'. At most
-        DERIVED_NAME_MAX characters, all of them ones a saved scenario's name may hold (engine.store.scenarios)."""
-        pre = self.preprocessing
-        batching = self.batching.policy
-        words = [self.model, self._hardware_words(),
-                 f"dpu {pre.units} CUs" if pre.device == PreprocessDevice.DPU else f"{pre.device.value} preprocessing",
-                 self.rpc.preset.value, "no batching" if batching == BatchingPolicy.NONE else f"{batching.value} batching"]
-        if self.scheduler.policy != SchedulerPolicy.FIFS:
-            words.append(self.scheduler.policy.value)
-        name = ", ".join(words)
-        return name if len(name) <= DERIVED_NAME_MAX else name[:DERIVED_NAME_MAX - 3].rstrip(" ,") + "..."
-
-    def _hardware_words(self) -> str:
-        if self.fpga is not None:
-            return self.accelerator_label()
-        gpu = self.gpu
-        count = f"{gpu.count} x " if gpu.count > 1 else ""
-        if gpu.shares:
-            part = "MPS " + " + ".join(f"{share:g}" for share in gpu.shares)
-        elif gpu.layouts:
-            part = "; ".join(_profile_counts(layout) for layout in gpu.layouts)
-        elif gpu.layout:
-            part = _profile_counts(gpu.layout)
-        else:
-            part = "whole"
-        return f"{count}{gpu.sku} {part}"
+        """The name the design has until someone types one (engine.naming.derived_name)."""
+        return derived_name(self)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2)
-
-
-def _profile_counts(layout: list[str]) -> str:
-    """'1g.10gb x 7' for seven 1g.10gb instances; profiles in the layout's order, placements dropped."""
-    counts: dict[str, int] = {}
-    for entry in layout:
-        profile = entry.split("@")[0]
-        counts[profile] = counts.get(profile, 0) + 1
-    return " + ".join(f"{profile} x {n}" if n > 1 else profile for profile, n in counts.items())
 
 
 def require_gpu(scenario: Scenario, feature: str) -> GpuSpec:

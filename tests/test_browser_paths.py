@@ -192,8 +192,12 @@ def test_readme_walkthrough(server, browser):
     for claim in (f"({floor[2]} req/s) the p99 is {floor[1]} ms", f"{floor[3]} ms of it on the host CPU",
                   f"({busy[2]} req/s), is only {busy[1]} %"):
         assert claim in step, claim
-    chart = page.locator(".js-plotly-plot").filter(has_text="cores free").first
-    assert "30 cores free" in chart.inner_text() and "the 30 free cores" in step
+    chart = " ".join(page.locator(".js-plotly-plot").filter(has_text="cores free for serving").first.inner_text().split())
+    cores = re.search(r"total ([\d.]+)\)", chart)[1]
+    bars = [float(x) for x in re.findall(r"([\d.]+) cores(?! free)", chart)]  # one labelled bar per consumer
+    assert "30 cores free for serving" in chart and "preprocessing" in chart and len(bars) >= 2, chart
+    assert (f"preprocessing takes {max(bars):.2f} of the {cores} cores the pool uses at 3,000 req/s, with 30 free "
+            "for serving") in step  # the largest bar
     # 2. preprocessing on the DPU: the SLA is met, and the DPU itself saturates first (8 compute units; the GPU
     #    from 9 units)
     step = readme_step(2)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.presets import DEFAULT_SCENARIO
-from engine.scenario import DERIVED_NAME_MAX, load_scenario
+from engine.naming import DERIVED_NAME_MAX
+from engine.scenario import load_scenario
 from engine.store.scenarios import check_name
 
 VARIANTS = [

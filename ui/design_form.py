@@ -92,7 +92,8 @@ def to_widgets(s: Scenario, gpu) -> dict:
         placed = " + ".join(validate_layout(gpu, layout).labels())
         label = placed if placed in _layout_labels(gpu) else CUSTOM
     return {
-        "d_name": s.name, NAME_TYPED: None if s.name == s.derived_name() else s.name, "d_model": s.model, "d_gpu": s.gpu.sku, "d_count": s.gpu.count, "d_mode": mode,
+        "d_name": s.name, NAME_TYPED: None if s.name == s.derived_name() else s.name,
+        "d_model": s.model, "d_gpu": s.gpu.sku, "d_count": s.gpu.count, "d_mode": mode,
         "d_layout": label or (layout_choices(gpu)[0] if gpu.mig_capable else CUSTOM),
         "d_custom": ", ".join(layout or []), "d_shares": ", ".join(f"{x:g}" for x in (s.gpu.shares or [50, 50])),
         "d_cores": s.host.cpu_cores, "d_reserved": s.host.cpu_reserved_cores,

@@ -38,6 +38,7 @@ import json
 import pandas as pd
 
 from engine.io.exporters import frame_csv_bytes
+from engine.naming import profile_counts
 from engine.report.build import DesignResult, Report
 from engine.results import CostSummary
 
@@ -59,10 +60,7 @@ def hardware(scenario) -> str:
     elif gpu.layouts:
         part = "; ".join(" + ".join(l) for l in gpu.layouts)
     elif gpu.layout:
-        counts: dict[str, int] = {}
-        for p in gpu.layout:
-            counts[p.split("@")[0]] = counts.get(p.split("@")[0], 0) + 1
-        part = " + ".join(f"{k} x {v}" if v > 1 else k for k, v in counts.items())
+        part = profile_counts(gpu.layout)
     else:
         part = "whole GPU"
     return f"{gpu.count} x {gpu.sku}: {part}"
