@@ -123,8 +123,9 @@ with c[1]:
     st.subheader("Latency-bounded throughput")
     sim_key = (base.to_json(), max_gpcs, int(w["par_seed"]), int(w["par_n"]), float(w["par_alpha"]))
     chart = st.empty()
-    # a session's first look simulates too: PARIS is built for ELSA, which only the simulator runs
-    first = "par_opened" not in st.session_state
+    # a session's first look at the default case simulates too (PARIS is built for ELSA, which only the simulator
+    # runs), answered once for every visitor; a link's own inputs wait for the button, as a stranger's link is input
+    first = "par_opened" not in st.session_state and all(w[k] == v for k, v in _defaults().items())
     st.session_state["par_opened"] = True
     pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim") or first
     sim = kept_result("par_sim_result", sim_key, pressed, lambda: sim_cached(*sim_key), "The simulation could not run")
