@@ -162,7 +162,8 @@ def test_the_search_page_runs_on_the_cluster(cluster, monkeypatch):
     at.number_input(key="srch_confirm").set_value(1).run()
     at.button(key="srch_run").click().run()
     assert not at.exception, at.exception
-    assert metrics(at)["Designs evaluated"] == "4"
+    # the current design on the three deployable preprocessing devices ('none' is a reference line, not a candidate)
+    assert metrics(at)["Designs evaluated"] == "3"
     assert len(at.get("plotly_chart")) == 2
 
 
