@@ -406,14 +406,6 @@ class Scenario(_Spec):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     @model_validator(mode="after")
-    def _named(self) -> "Scenario":
-        """A scenario given no name is named after its design (derived_name): set once, while it is validated
-        (the model is frozen afterwards)."""
-        if self.name is None:
-            self.__dict__["name"] = self.derived_name()
-        return self
-
-    @model_validator(mode="after")
     def _one_backend(self) -> "Scenario":
         if (self.gpu is None) == (self.fpga is None):
             raise ValueError(f"give exactly one of gpu or fpga (got {'both' if self.gpu else 'neither'})")
@@ -431,6 +423,14 @@ class Scenario(_Spec):
                              f"(host.cpu_cores {self.host.cpu_cores} - host.cpu_reserved_cores "
                              f"{self.host.cpu_reserved_cores}); give at most {free - 1}, or leave it unset to "
                              "share the free cores")
+        return self
+
+    @model_validator(mode="after")
+    def _named(self) -> "Scenario":
+        """A scenario given no name is named after its design (derived_name): set once, after the checks above (so
+        the design it names is whole), while it is validated (the model is frozen afterwards)."""
+        if self.name is None:
+            self.__dict__["name"] = self.derived_name()
         return self
 
     def accelerator_label(self) -> str:
