@@ -37,8 +37,6 @@ def _hardware_words(scenario) -> str:
     if scenario.fpga is not None:
         return scenario.accelerator_label()
     gpu = scenario.gpu
-    if gpu is None:  # neither accelerator: the scenario's own check names that error, after the name is derived
-        return "no accelerator"
     count = f"{gpu.count} x " if gpu.count > 1 else ""
     if gpu.shares:
         part = "MPS " + " + ".join(f"{share:g}" for share in gpu.shares)
