@@ -106,6 +106,16 @@ class Provenance(StrEnum):
     DERIVED = "derived"  # computed here from other rows (the row says how)
 
 
+class OpClass(StrEnum):
+    """What bounds an operator on a GPU: the estimator fits one efficiency per class (issue 13)."""
+
+    CONV = "conv"  # dense or grouped convolution: tensor-core GEMM
+    DEPTHWISE = "depthwise"  # one group per channel: little reuse, near memory-bound
+    MATMUL = "matmul"  # linear / GEMM with weights (incl. recurrent gates)
+    ATTENTION = "attention"  # activation x activation batched matmul (QK^T, AV): no weights
+    MEMORY = "memory"  # elementwise, norm, pool, softmax, embedding lookup, copies
+
+
 class Domain(StrEnum):
     VISION = "vision"
     SPEECH = "speech"

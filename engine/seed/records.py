@@ -293,3 +293,14 @@ TABLES: dict[str, tuple[type[_Row], tuple[str, ...]]] = {
     "rpc_figures": (RpcFigureRow, ()),
     "prices_power": (PricePowerRow, ()),
 }
+
+
+def _register_cost_tables() -> None:
+    """The estimator's tables live in their own module (engine.seed.cost_records), which imports _Row from here."""
+    from engine.seed.cost_records import GpuSpecRow, OpCostRow
+
+    TABLES["model_costs"] = (OpCostRow, ("model", "op"))
+    TABLES["gpu_specs"] = (GpuSpecRow, ("sku",))
+
+
+_register_cost_tables()
