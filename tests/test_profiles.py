@@ -141,7 +141,7 @@ def test_cross_gpu_only_on_request(book):
 def test_bad_names_list_valid_choices(book):
     with pytest.raises(ProfileError, match="valid: full, 1g.5gb"):
         book.predict("resnet50", "A100-SXM4-40GB", "9g.99gb", 1)
-    with pytest.raises(ProfileError, match="models with points"):
+    with pytest.raises(ProfileError, match="no latency points or cost table for model 'no-such-model'; models: "):
         book.predict("no-such-model", "A100-SXM4-40GB", "full", 1)
     with pytest.raises(ProfileError, match="precisions"):
         book.predict("resnet50", "T4-16GB", "full", 1, precision="int8")

@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
+from engine.cli.estimate import register as register_estimate
 from engine.errors import KneepointError, error_path
 from engine.io.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
@@ -84,6 +85,7 @@ def cmd_profiles_predict(args: argparse.Namespace) -> int:
         "provenance": p.provenance, "reference": p.reference, "sm_ratio": p.sm_ratio,
         "fit_rms_rel_error": p.fit_rms_rel_error, "cross_gpu": p.cross_gpu,
         "memory_max_batch": p.memory_max_batch, "sources": list(p.sources),
+        "expected_rel_error": p.expected_rel_error, "note": p.note,
     }
     if args.json:
         print(json.dumps(out, indent=2))
@@ -96,6 +98,8 @@ def cmd_profiles_predict(args: argparse.Namespace) -> int:
     print(f"  provenance: {p.provenance}" + (f" from {p.reference} (SM ratio {p.sm_ratio:.3f}, fit RMS "
                                              f"relative error {p.fit_rms_rel_error:.1%})" if p.reference else "")
           + (" [cross-GPU]" if p.cross_gpu else ""))
+    if p.note:
+        print(f"  note: {p.note}")
     if p.memory_max_batch is not None:
         print(f"  memory limit: batch <= {p.memory_max_batch}")
     return 0
@@ -160,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="utilisation threshold in (0, 1] (utilization rule)")
     pk.add_argument("--percentile", type=whole_number(1, 99), default=95, help="tail percentile for Time_knee (1..99)")
     pk.set_defaults(func=cmd_profiles_knee)
+    register_estimate(psub)  # profiles estimate --model M | --onnx FILE --gpu G ...
     from engine.cli.import_export import register_clear_user
 
     register_clear_user(psub)  # profiles clear-user [--table T] [--yes]

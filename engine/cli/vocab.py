@@ -8,7 +8,7 @@ EXPORT_FORMATS = ("csv", "parquet")
 PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
 #: the keys of engine.seed.records.TABLES
 TABLE_NAMES = ("gpus", "mig_profiles", "mig_placements", "models", "latency_points", "load_points",
-               "preprocessing_points", "rpc_figures", "prices_power")
+               "preprocessing_points", "rpc_figures", "prices_power", "model_costs", "gpu_specs")
 #: engine.store.USER_TABLES
 USER_TABLES = ("latency_points", "load_points", "preprocessing_points")
 

@@ -34,7 +34,7 @@ class Curve(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     key: CurveKey
-    provenance: str  # measured | published | derived | derived-extrapolated (mixed measured+published: 'published')
+    provenance: str  # measured | published | derived | derived-extrapolated | estimated (mixed: 'published')
     batches: tuple[int, ...]  # profiled batches, or the derived range's end points
     mean_s: tuple[float, ...]
     tails_s: dict[int, tuple[float, ...]]  # percentile -> latency at each batch; only those published
@@ -53,6 +53,9 @@ class Curve(BaseModel):
     # (the jitter model answers from the mean); a largest batch whose throughput falls is never a knee
     flags: tuple[str, ...] = ()
     falling_top: bool = False
+    # estimated curves only (engine.estimator): the median |relative error| to expect, and how it was made
+    expected_rel_error: Optional[float] = None
+    note: str = ""
 
     @property
     def extrapolated(self) -> bool:

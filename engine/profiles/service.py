@@ -28,6 +28,12 @@ from engine.profiles.knee import knee_curve, knee_utilization, utilization
 from engine.vocab import KneeRule
 from engine.profiles.slicelaw import extrapolation_uncertainty, fit_slice_law, is_saturated
 from engine.errors import KneepointError
+from engine.estimator.estimate import EstimateError, Estimator
+
+#: the framework name of an estimated curve (engine.estimator): no serving stack timed it
+ESTIMATED = "estimate"
+#: input lengths an estimated curve of a variable-length model is computed at, where no other GPU has a profile
+ESTIMATE_LENGTHS = {"tokens": (32.0, 64.0, 128.0, 256.0, 384.0, 512.0), "s": (1.0, 2.0, 4.0, 7.0, 10.0, 16.0, 20.0)}
 
 PRECISION_PREFERENCE = ("fp16", "amp", "int8", "bf16", "tf32", "fp32")
 MB_PER_GIB = 1073.741824
@@ -52,7 +58,7 @@ class Prediction(BaseModel):
     tail_source: str
     throughput: float  # items/s, batches back to back
     utilization: float  # throughput / saturated throughput of this curve, 0..1
-    provenance: str  # measured | published | derived | derived-extrapolated
+    provenance: str  # measured | published | derived | derived-extrapolated | estimated
     reference: Optional[str]  # 'sku partition precision framework' of the reference curve
     sm_ratio: Optional[float]
     fit_rms_rel_error: Optional[float]
@@ -61,6 +67,8 @@ class Prediction(BaseModel):
     sources: tuple[str, ...]
     extrapolated: bool = False  # batch beyond the slice law's support (reference max batch x SM share)
     extrapolation_rel_uncertainty: Optional[float] = None
+    expected_rel_error: Optional[float] = None  # estimated curves: the leave-one-out median |error|
+    note: str = ""
 
 
 class Knee(BaseModel):
@@ -82,19 +90,26 @@ def _label(key: CurveKey) -> str:
 class ProfileBook:
     """Latency curves of every model on every partition, from the store's tables."""
 
-    def __init__(self, points: pd.DataFrame, models: pd.DataFrame, catalog: Catalog):
+    def __init__(self, points: pd.DataFrame, models: pd.DataFrame, catalog: Catalog,
+                 estimator: Optional[Estimator] = None):
         self.points = points
+        self.estimator = estimator
         self.models = models.set_index("name") if "name" in models else models
         self.catalog = catalog
         # the book is immutable, so curves, knees and input kinds are computed once
         self._curves: dict[tuple, Curve] = {}
         self._knees: dict[tuple, "Knee"] = {}
         self._fixed: dict[str, bool] = {}
-        self.model_names: frozenset[str] = frozenset(points["model"])
+        self.model_names: frozenset[str] = frozenset(points["model"]) | (
+            estimator.model_names if estimator is not None else frozenset())
 
     @classmethod
     def from_store(cls, store) -> "ProfileBook":
-        return cls(store.latency_points(), store.table("models"), store.catalog())
+        return cls(store.latency_points(), store.table("models"), store.catalog(), Estimator.from_store(store))
+
+    def can_estimate(self, model: str, sku: str) -> bool:
+        """Whether the estimator has a cost table for `model` and peak specs for `sku`."""
+        return self.estimator is not None and model in self.estimator.model_names and sku in self.estimator.specs
 
     # -- partitions ------------------------------------------------------------
 
@@ -144,6 +159,8 @@ class ProfileBook:
         limit is not scaled with the input length.
         """
         if model not in self.models.index:
+            if self.can_estimate(model, sku):
+                return self.estimator.memory_max_batch(model, sku, partition, "fp16", input_len)
             return None
         m = self.models.loc[model]
         free = self.memory_mb(sku, partition) - float(m["weights_mb"])
@@ -182,6 +199,8 @@ class ProfileBook:
         return self.lengths(model, *self._source(model, sku, partition, precision, None, False))
 
     def lengths(self, model: str, sku: str, partition: str, precision: str, framework: str) -> list[float]:
+        if framework == ESTIMATED:
+            return self._estimate_lengths(model)
         df = self._series(model, sku, partition)
         df = df[(df["precision"] == precision) & (df["framework"] == framework)]
         return sorted(float(v) for v in df["input_len"].dropna().unique())
@@ -209,18 +228,35 @@ class ProfileBook:
             return max(mig, key=lambda p: self.sm_count(sku, p))
         return None
 
+    def _estimate_lengths(self, model: str) -> list[float]:
+        """Lengths an estimated curve is computed at: those profiled on any GPU, else a grid in the input's unit."""
+        have = sorted(float(v) for v in self.points.loc[self.points["model"] == model, "input_len"].dropna().unique())
+        if have:
+            return have
+        unit = str(self.models.loc[model, "input_unit"]) if model in self.models.index else ""
+        ref = self.estimator.table(model).ref_len
+        return list(ESTIMATE_LENGTHS.get(unit, (ref,) if ref else ()))
+
     def _source(self, model: str, sku: str, partition: str, precision: Optional[str], framework: Optional[str],
                 cross_gpu: bool) -> tuple[str, str, str, str]:
-        """Where the curve comes from: (sku, partition, precision, framework) of its own or reference points."""
+        """Where the curve comes from: (sku, partition, precision, framework) of its own or reference points,
+        or of an estimate (framework ESTIMATED) where no points of the model exist on this GPU."""
         self.sm_count(sku, partition)  # validates the partition
         if model not in self.model_names:
-            raise ProfileError(f"no latency points for model {model!r}; models with points: "
-                               f"{', '.join(sorted(set(self.points['model'])))}")
+            raise ProfileError(f"no latency points or cost table for model {model!r}; models: "
+                               f"{', '.join(sorted(self.model_names))}")
+        estimated = (sku, partition, precision or "fp16", ESTIMATED)
+        if framework == ESTIMATED:
+            return estimated
+        if model not in set(self.points["model"]):
+            return estimated
         src_sku, src_part = sku, partition
         if not len(self._series(model, sku, partition)):
             src_part = self._reference_partition(model, sku)
             if src_part is None:
                 elsewhere = sorted(set(self.points.loc[self.points["model"] == model, "sku"]))
+                if not cross_gpu and self.can_estimate(model, sku):
+                    return estimated
                 if not cross_gpu:
                     raise ProfileError(f"no points for {model} on {sku}; points exist on {', '.join(elsewhere)}. "
                                        "Ask for a cross-GPU derivation to scale another GPU's curve by SM count.")
@@ -241,6 +277,8 @@ class ProfileBook:
 
     def _curve(self, model, sku, partition, precision, framework, input_len, cross_gpu) -> Curve:
         ref_sku, ref_part, prec, fw = self._source(model, sku, partition, precision, framework, cross_gpu)
+        if fw == ESTIMATED:
+            return self._estimated(model, sku, partition, prec, input_len)
         if input_len is not None and input_len not in self.lengths(model, ref_sku, ref_part, prec, fw):
             raise ProfileError(f"{model} was not profiled at input length {input_len:g} on {ref_sku} {ref_part}; "
                                f"lengths: {', '.join(f'{l:g}' for l in self.lengths(model, ref_sku, ref_part, prec, fw))}")
@@ -273,6 +311,20 @@ class ProfileBook:
                                              for q, v in ref.tails_s.items()},
                      sources=ref.sources, reference=ref.key, sm_ratio=s, fit=fit, cross_gpu=ref_sku != sku)
 
+    def _estimated(self, model, sku, partition, precision, input_len) -> Curve:
+        """The estimator's curve (engine.estimator), labelled 'estimated' with its expected error."""
+        top = self.memory_limit(model, sku, partition, input_len)
+        try:
+            est = self.estimator.estimate(model, sku, partition, precision, input_len=input_len,
+                                          batches=_estimate_batches(top))
+        except EstimateError as e:
+            raise ProfileError(str(e)) from None
+        key = CurveKey(model=model, sku=sku, partition=partition, precision=precision, framework=ESTIMATED,
+                       input_len=input_len)
+        return Curve(key=key, provenance="estimated", batches=est.batches, mean_s=est.mean_s, tails_s={},
+                     sources=("engine.estimator: per-operator roofline calibrated on the store's curves",),
+                     expected_rel_error=est.expected_rel_error, note=est.note)
+
     # -- answers -----------------------------------------------------------------
 
     def _curves_for_length(self, model, sku, partition, precision, framework, input_len, cross_gpu):
@@ -300,6 +352,12 @@ class ProfileBook:
         return self._fixed[model]
 
     def _is_fixed_input(self, model: str) -> bool:
+        if model not in set(self.points["model"]):
+            if model not in self.model_names:
+                return True  # an unknown model: the curve lookup names it and lists the known ones
+            if model in self.models.index:
+                return str(self.models.loc[model, "input_kind"]) != "variable"
+            return self.estimator is None or self.estimator.table(model).ref_len is None
         return self.points.loc[self.points["model"] == model, "input_len"].isna().all()
 
     def predict(self, model: str, sku: str, partition: str, batch: int, input_len: Optional[float] = None,
@@ -329,7 +387,8 @@ class ProfileBook:
             fit_rms_rel_error=c.fit.rms_rel_error if c.fit else None, cross_gpu=c.cross_gpu,
             memory_max_batch=self.memory_limit(model, sku, partition, length), sources=c.sources,
             extrapolated=c.law_max_batch is not None and batch > c.law_max_batch,
-            extrapolation_rel_uncertainty=c.extrapolation_rel_uncertainty)
+            extrapolation_rel_uncertainty=c.extrapolation_rel_uncertainty,
+            expected_rel_error=c.expected_rel_error, note=c.note)
 
     def batch_time(self, model: str, sku: str, partition: str, lengths, **kw) -> float:
         """Mean service time (s) of a batch of variable-length inputs: it costs as its longest member."""
@@ -372,6 +431,14 @@ class ProfileBook:
                     utilization=float(utilization(x)[i]),
                     threshold=threshold if rule == KneeRule.UTILIZATION else None,
                     provenance=batch_provenance(c, int(grid[i])))
+
+
+def _estimate_batches(top: Optional[int]) -> list[int]:
+    """Every batch up to 64, then powers of two, up to the memory limit (1024 at most): the knee search and the
+    batching policies read integer batches, and log-batch interpolation fills in between the powers."""
+    hi = 1024 if top is None else max(1, min(top, 1024))
+    dense = list(range(1, min(hi, 64) + 1))
+    return dense + [b for b in (128, 256, 512, 1024) if b <= hi] + ([hi] if hi > 64 and hi not in (128, 256, 512, 1024) else [])
 
 
 def batch_provenance(curve: Curve, batch: int) -> str:
