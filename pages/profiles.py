@@ -1,15 +1,18 @@
 """Profiles: browse latency points, compare every partition of a GPU, import and export profiles."""
 
+import hashlib
+
 import streamlit as st
 
 from engine.charts.profiles import latency_throughput_vs_batch, partition_comparison
+from engine.errors import KneepointError
 from engine.io.exporters import export_bytes, frame_csv_bytes
 from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
 from engine.studies.profiles import series_knees
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.profiles_state import partition_view
+from ui.profiles_state import estimator_view, onnx_view, partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
@@ -28,7 +31,8 @@ store = get_store()
 st.title("Latency profiles")
 st.caption("Measured, published and derived latency-vs-batch points, their knees, and what each MIG slice "
            "of a GPU looks like.")
-browse, slices, io = st.tabs(["Browse points", "Partitions of a GPU", "Import and export"])
+browse, slices, estimator, io = st.tabs(["Browse points", "Partitions of a GPU", "Estimator",
+                                         "Import and export"])
 
 with browse:
     models = store.distinct("latency_points", "model")
@@ -74,7 +78,7 @@ with browse:
 with slices:
     book = get_book()
     gpus = [g.sku for g in book.catalog.gpus]
-    models_all = sorted(set(book.points["model"]))
+    models_all = sorted(book.model_names)
     c1, c2, c3, c4 = st.columns(4)
     s_model = c1.selectbox("Model", models_all, index=models_all.index("resnet50") if "resnet50" in models_all else 0,
                            key="slice_model")
@@ -92,10 +96,13 @@ with slices:
         st.plotly_chart(partition_comparison(view.curves, view.summary, view.percentile), key="slice_chart")
         st.caption("Partitions without their own points are derived from a reference partition with the slice law "
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
-                   "largest measured batch and within the memory limit. Dashed: derived. Stars: Batch_knee by the "
-                   "utilization rule.")
+                   "largest measured batch and within the memory limit. Where the GPU has no points of this model "
+                   "at all, the curve is estimated from the model's operator costs and the GPU's peak rates "
+                   "(Estimator tab), with a shaded band of its expected error. Dashed: derived or estimated. "
+                   "Stars: Batch_knee by the utilization rule.")
         show_table(view.summary, key="slice_table", column_config={
             "fit_rms_rel_error": st.column_config.NumberColumn("fit RMS rel. error", format="percent"),
+            "expected_rel_error": st.column_config.NumberColumn("estimate's expected error", format="percent"),
             "batch1_ms": st.column_config.NumberColumn("batch-1 latency (ms)", format="%.3f"),
             "max_throughput": st.column_config.NumberColumn("max throughput (items/s)", format="%.0f"),
             "memory_max_batch": st.column_config.NumberColumn("memory batch limit"),
@@ -103,6 +110,50 @@ with slices:
             "knee_curve_ms": st.column_config.NumberColumn("Time_knee curve (ms)", format="%.3f")})
         for part, why in view.unavailable.items():
             st.info(f"{md(part)}: {md(why)}")
+
+with estimator:
+    st.caption("Where no GPU has points of a model, or a GPU has none of it, latency is estimated per operator: "
+               "time = max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency), kernel floor), summed "
+               "over the model's graph, plus the serving harness's time. The efficiencies are fitted on every "
+               "published and measured curve in the store, by GPU family.")
+    report = estimator_view()
+    if report is not None:
+        st.subheader("Calibration")
+        st.caption(f"Fitted on {report.curves} (model, GPU) curves; in-sample median error "
+                   f"{report.in_sample_median:.1%}. Hopper has no curve yet, so H100 and H200 use Ampere's fit.")
+        show_table(report.calibration, key="est_calibration")
+        st.subheader("Leave-one-out error")
+        st.caption("Each (model, GPU) curve predicted by a fit that never saw it: |relative error| of batch-1 "
+                   "latency and of saturated throughput (benchmarks/estimator_loo.py regenerates the table).")
+        show_table(report.loo_overall, key="est_loo_all")
+        c1, c2 = st.columns(2)
+        with c1:
+            show_table(report.loo_by_gpu, key="est_loo_gpu")
+        with c2:
+            show_table(report.loo_by_model, key="est_loo_model")
+    st.subheader("Estimate your own model (ONNX)")
+    limits = hosting().limits
+    st.caption(f"Upload an ONNX file with its weights inside (up to {limits.max_mb} MB): its operators' costs are "
+               "read from the graph, per sample, and estimated on every GPU and slice in the catalogue. Fix the "
+               "sequence length when exporting; the batch dimension may be symbolic.")
+    c1, c2 = st.columns(2)
+    onnx_name = c1.text_input("Model name", "my-model", key="est_onnx_name", max_chars=40)
+    onnx_precision = c2.selectbox("Precision", ["fp16", "int8", "bf16", "tf32", "fp32"], key="est_onnx_precision")
+    onnx_file = st.file_uploader("ONNX file", type=["onnx"], key="est_onnx_file", max_upload_size=limits.max_mb)
+    if onnx_file is not None:
+        data = onnx_file.getvalue()
+        try:
+            result = onnx_view(data, hashlib.sha256(data).hexdigest(), onnx_name, onnx_precision, limits.max_bytes)
+        except KneepointError as e:
+            result = None
+            st.error(f"The file could not be estimated. {md(e)}")
+        if result is not None:
+            n_ops, table = result
+            st.success(f"{n_ops} operators read. Estimated on {table['batch1_ms'].notna().sum()} GPU partitions.")
+            show_table(table, key="est_onnx_table", column_config={
+                "batch1_ms": st.column_config.NumberColumn("batch-1 latency (ms)", format="%.3f"),
+                "max_throughput": st.column_config.NumberColumn("max throughput (items/s)", format="%.0f"),
+                "expected_rel_error": st.column_config.NumberColumn("expected error", format="percent")})
 
 with io:
     st.subheader("Import measurements")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.studies.estimator import estimate_everywhere, estimator_report
 from engine.studies.profiles import compare_partitions
 from ui.compute import engine_call
 from ui.session import get_book
@@ -13,3 +14,18 @@ def partition_view(model: str, sku: str, partitions: list[str], precision=None, 
     """Cached engine.studies.profiles.compare_partitions over the current data."""
     return compare_partitions(get_book(), model, sku, list(partitions) or None, precision, input_len, percentile,
                               threshold, cross_gpu)
+
+
+@engine_call(entries=4)
+def estimator_view():
+    """Cached engine.studies.estimator.estimator_report over the current data (the fit takes seconds)."""
+    return estimator_report(get_book())
+
+
+@engine_call(entries=8, unkeyed=("data",))
+def onnx_view(data: bytes, digest: str, name: str, precision: str, max_bytes: int):
+    """An uploaded ONNX model's cost table and its estimates on every GPU and slice (cached per file `digest`)."""
+    from engine.estimator.onnx_costs import costs_from_onnx
+
+    rows = costs_from_onnx(data, name, max_bytes)
+    return len(rows), estimate_everywhere(get_book(), name, rows, precision)

@@ -82,7 +82,8 @@ def latency_throughput_vs_batch(points: pd.DataFrame, tails: bool = True, log_la
 def partition_comparison(curves: pd.DataFrame, summary: pd.DataFrame, percentile: int) -> go.Figure:
     """Every partition of one GPU: tail latency (ms) and throughput (items/s) vs batch, knees starred.
 
-    Measured or published curves are solid with square markers; derived (slice law) curves are dashed.
+    Measured or published curves are solid with square markers; derived (slice law) and estimated curves are
+    dashed, and an estimated curve carries a shaded band of its expected relative error.
     """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=(f"p{percentile} latency vs batch size", "Throughput vs batch size"))
@@ -90,8 +91,16 @@ def partition_comparison(curves: pd.DataFrame, summary: pd.DataFrame, percentile
                "#bcbd22", "#17becf"]
     for i, (part, g) in enumerate(curves.groupby("partition", sort=False)):
         colour = palette[i % len(palette)]
-        derived = g["provenance"].iloc[0] == "derived"
+        derived = g["provenance"].iloc[0] in ("derived", "estimated")
         line = dict(color=colour, dash="dash" if derived else "solid")
+        err = g["expected_rel_error"].iloc[0] if "expected_rel_error" in g else None
+        if err is not None and pd.notna(err):
+            for y, col, title in ((g["tail_ms"], 1, "ms"), (g["throughput"], 2, "items/s")):
+                lo, hi = y * (1 - err), y * (1 + err)
+                fig.add_trace(go.Scatter(x=list(g["batch"]) + list(g["batch"])[::-1], y=list(hi) + list(lo)[::-1],
+                                         fill="toself", fillcolor=colour, opacity=0.15, line=dict(width=0),
+                                         legendgroup=part, showlegend=False, hoverinfo="skip",
+                                         name=f"{part} ±{err:.0%}"), row=1, col=col)
         name = f"{part} ({g['provenance'].iloc[0]})"
         mode = "lines" if derived else "lines+markers"
         fig.add_trace(go.Scatter(x=g["batch"], y=g["tail_ms"], mode=mode, name=name, legendgroup=part, line=line,

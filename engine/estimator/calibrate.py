@@ -11,7 +11,10 @@ of the nearest family that has one (FAMILY_FALLBACK), and says so.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from typing import Mapping, Optional
 
 import numpy as np
@@ -19,7 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.estimator.hardware import PartitionSpec
-from engine.estimator.roofline import CLASSES, MATRIX_CLASSES, SMOOTH_NORM, Efficiency, Harness, OpTable
+from engine.estimator.roofline import MATRIX_CLASSES, SMOOTH_NORM, Efficiency, Harness, OpTable
 from engine.vocab import OpClass
 
 #: a family with no calibration curve uses the efficiencies of the first family here that has one
@@ -150,6 +153,44 @@ class _Problem:
         return np.concatenate([fit, PRIOR_WEIGHT * (x - self.prior()) / PRIOR_SCALE])
 
 
+#: fits kept per process, by a digest of their inputs: every ProfileBook over the same data (each test, each app
+#: session, each rebuild after an unrelated import) shares one fit instead of spending seconds on its own
+_FITS_KEPT = 8
+_fits: "OrderedDict[str, Calibration]" = OrderedDict()
+_fits_lock = threading.Lock()
+
+
+def _digest(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> str:
+    h = hashlib.sha256()
+    cols = ["model", "sku", "partition", "precision", "batch", "input_len", "mean_ms", "harness"]
+    h.update(pd.util.hash_pandas_object(points[cols].reset_index(drop=True), index=False).values.tobytes())
+    for m in sorted(tables):
+        t = tables[m]
+        h.update(m.encode())
+        for a in (t.flops, t.weight_elems, t.in_elems, t.out_elems, t.flops_len_power):
+            h.update(a.tobytes())
+        h.update(repr((t.op_class, t.ref_len)).encode())
+    for k in sorted(specs):
+        h.update(specs[k].model_dump_json().encode())
+    return h.hexdigest()
+
+
+def calibrate_cached(points: pd.DataFrame, tables: Mapping[str, OpTable],
+                     specs: Mapping[tuple, PartitionSpec]) -> Calibration:
+    """`calibrate`, answered from the process's last few fits when the inputs are the same."""
+    key = _digest(points, tables, specs)
+    with _fits_lock:
+        if key in _fits:
+            _fits.move_to_end(key)
+            return _fits[key]
+    fit = calibrate(points, tables, specs)
+    with _fits_lock:
+        _fits[key] = fit
+        while len(_fits) > _FITS_KEPT:
+            _fits.popitem(last=False)
+    return fit
+
+
 def calibrate(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> Calibration:
     """Fit efficiencies and harness times on `points` (latency-point rows with a `harness` column).
 
@@ -158,8 +199,9 @@ def calibrate(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mappin
     """
     from scipy.optimize import least_squares  # scipy is slow to import; only a fit needs it
 
-    keep = points[points["model"].isin(tables) & [
-        (s, p, q) in specs for s, p, q in zip(points["sku"], points["partition"], points["precision"])]]
+    has_spec = np.array([(s, p, q) in specs for s, p, q in zip(points["sku"], points["partition"],
+                                                               points["precision"])], dtype=bool)
+    keep = points[points["model"].isin(tables).to_numpy() & has_spec]
     if not len(keep):
         raise CalibrationError("no latency curve has both a cost table and GPU specs to calibrate on")
     groups = []

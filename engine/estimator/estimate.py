@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.catalog import Catalog, UnknownNameError
 from engine.errors import KneepointError
-from engine.estimator.calibrate import Calibration, calibrate, harness_key
+from engine.estimator.calibrate import Calibration, calibrate_cached, harness_key
 from engine.estimator.hardware import HardwareError, PartitionSpec, partition_spec
 from engine.estimator.roofline import OpTable, batch_latency_s, op_table
 
@@ -119,7 +119,7 @@ class Estimator:
     @property
     def calibration(self) -> Calibration:
         if self._calibration is None:
-            self._calibration = calibrate(*self.calibration_inputs(self.points))
+            self._calibration = calibrate_cached(*self.calibration_inputs(self.points))
         return self._calibration
 
     def calibration_inputs(self, points: pd.DataFrame):

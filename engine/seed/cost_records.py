@@ -16,7 +16,7 @@ from typing import Optional
 
 from pydantic import Field, model_validator
 
-from engine.seed.records import _Row
+from engine.seed.row import _Row
 from engine.vocab import OpClass
 
 #: the most operators one model's cost table may hold: BERT-large has ~700, a hostile file far more

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from engine.errors import excerpt
+from engine.seed.cost_records import GpuSpecRow, OpCostRow
+from engine.seed import row as _row
+from engine.seed.row import _Row
 from engine.vocab import Domain, InputKind, LoadKind, Provenance
 
 
@@ -24,8 +27,6 @@ PRECISIONS = ("fp32", "tf32", "fp16", "amp", "int8", "bf16")
 
 # Limits on every row, seed or imported: a value past one is a unit slip, a typo or a hostile file, never a
 # measurement. Non-finite numbers (NaN, inf) are refused in every float field (allow_inf_nan=False below).
-#: the longest text cell (names, source, note): curated seed cells reach ~430 characters
-MAX_TEXT_CHARS = 2_000
 #: the longest latency or time, ms: one hour; no inference request takes longer (3.6e6 us read as ms would)
 MAX_LATENCY_MS = 3_600_000.0
 #: the highest throughput, items/s: a billion, ~50,000x the fastest seed row (17,364 items/s)
@@ -40,6 +41,8 @@ MAX_INPUT_SIZE = 1e7
 #: the concurrency for a concurrency sweep): curated seed rows reach 1.25x (published tables round, and copies
 #: overlap compute); 3x leaves room for two overlapping streams, while a unit slip (us as ms) is 1000x
 THROUGHPUT_TOLERANCE = 3.0
+#: the longest text cell (declared with the base row, engine.seed.row; importers read it from here)
+MAX_TEXT_CHARS = _row.MAX_TEXT_CHARS
 PERCENTILES = ("p50_ms", "p90_ms", "p95_ms", "p99_ms")
 
 
@@ -68,13 +71,6 @@ def _check_throughput(throughput: float, batch: int, latencies: list, in_flight:
     if throughput > most * THROUGHPUT_TOLERANCE:
         raise ValueError(f"throughput {throughput:g} items/s is over {THROUGHPUT_TOLERANCE:g}x what {what} "
                          f"and the shortest latency {shortest:g} ms allow ({most:,.6g} items/s); check the units")
-
-
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True, allow_inf_nan=False,
-                              str_max_length=MAX_TEXT_CHARS)
-
-    source: str = Field(min_length=3, description="short reference: URL or paper and section")
 
 
 class GpuRow(_Row):
@@ -295,12 +291,6 @@ TABLES: dict[str, tuple[type[_Row], tuple[str, ...]]] = {
 }
 
 
-def _register_cost_tables() -> None:
-    """The estimator's tables live in their own module (engine.seed.cost_records), which imports _Row from here."""
-    from engine.seed.cost_records import GpuSpecRow, OpCostRow
-
-    TABLES["model_costs"] = (OpCostRow, ("model", "op"))
-    TABLES["gpu_specs"] = (GpuSpecRow, ("sku",))
-
-
-_register_cost_tables()
+# the estimator's tables (their row types live in engine.seed.cost_records)
+TABLES["model_costs"] = (OpCostRow, ("model", "op"))
+TABLES["gpu_specs"] = (GpuSpecRow, ("sku",))

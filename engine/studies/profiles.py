@@ -66,7 +66,8 @@ def _flags(book: ProfileBook, curve) -> tuple[str, ...]:
 def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Optional[list[str]] = None,
                        precision: Optional[str] = None, input_len: Optional[float] = None, percentile: int = 95,
                        threshold: float = 0.8, cross_gpu: bool = False) -> PartitionView:
-    """Latency and throughput of `model` on each partition of `sku` (measured where profiled, else derived)."""
+    """Latency and throughput of `model` on each partition of `sku`: measured or published where profiled, else
+    derived with the slice law, else estimated (engine.estimator, with its expected error)."""
     parts = partitions or book.partitions(sku)
     curve_rows, summary, missing = [], [], {}
     for part in parts:
@@ -85,7 +86,8 @@ def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Opti
             grid = np.array([b for b in curve.batches if b <= grid[-1]])
         for b, m, t, x in zip(grid, curve.mean(grid), curve.tail(grid, percentile), curve.throughput(grid)):
             curve_rows.append({"partition": part, "batch": int(b), "mean_ms": m * 1e3, "tail_ms": t * 1e3,
-                               "throughput": x, "provenance": batch_provenance(curve, int(b))})
+                               "throughput": x, "provenance": batch_provenance(curve, int(b)),
+                               "expected_rel_error": curve.expected_rel_error})
         u, c = knees[KneeRule.UTILIZATION], knees[KneeRule.CURVE]
         summary.append({
             "partition": part, "provenance": pred.provenance, "reference": pred.reference,
@@ -97,6 +99,7 @@ def compare_partitions(book: ProfileBook, model: str, sku: str, partitions: Opti
             "precision": pred.precision, "framework": pred.framework, "input_len": pred.input_len,
             "extrapolated_beyond_batch": curve.law_max_batch,
             "extrapolation_rel_uncertainty": curve.extrapolation_rel_uncertainty,
+            "expected_rel_error": curve.expected_rel_error,
             "data_flags": "; ".join(_flags(book, curve)),
         })
     return PartitionView(model=model, sku=sku, percentile=percentile, curves=pd.DataFrame(curve_rows),
