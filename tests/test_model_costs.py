@@ -123,3 +123,9 @@ def test_store_accepts_the_table():
     from engine.store.build import load_seed
 
     assert len(load_seed()["model_costs"]) == len(build_rows())
+
+
+def test_op_names_unique_and_ops_contiguous(by_model):
+    for name, model_rows in by_model.items():
+        assert len({r["name"] for r in model_rows}) == len(model_rows), name
+        assert [r["op"] for r in model_rows] == list(range(len(model_rows))), name

@@ -29,7 +29,8 @@ def _jasper_block(g: Graph, pre, x, out_ch, k, repeat, separable, residual_input
             x = g.act(f"{pre}.{r}.relu", x)
     if se_ratio:
         c = x[0]
-        g.emit(f"{pre}.se.pool", "memory", x[0] * x[1], 0, x[0] * x[1], c, note="SE global average pool over time")
+        g.emit(f"{pre}.se.pool", "memory", x[0] * x[1], 0, x[0] * x[1], c, powers=(1, 1, 0),
+               note="SE global average pool over time (a C-vector out, whatever the length)")
         g.emit(f"{pre}.se.fc1", "matmul", 2 * c * (c // se_ratio), c * (c // se_ratio), c, c // se_ratio,
                powers=(0, 0, 0), note="SE squeeze (no bias)")
         g.act(f"{pre}.se.relu", (c // se_ratio, 1))
@@ -129,7 +130,7 @@ def conformer() -> Graph:
         g.linear(f"{pre}.attn.pos", (t, d), d, bias=False, note="relative position encodings projection")
         g.rows[-1]["weight_elems"] += 2 * d  # pos_bias_u, pos_bias_v (heads x d_head each)
         g.emit(f"{pre}.attn.qp", "attention", 2 * heads * t * t * (d // heads), 0, 2 * t * d, heads * t * t,
-               powers=(2, 1, 2), note="Q x positional keys (relative-position scores)")
+               powers=(2, 1, 2), note="Q x positional keys (relative-position scores, T x T after the shift)")
         o = g.attention(f"{pre}.attn", t, d, heads)
         o = g.linear(f"{pre}.attn.out", o, d)
         x = g.tadd(f"{pre}.attn.add", o)
