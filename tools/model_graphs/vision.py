@@ -275,7 +275,7 @@ def swin_t() -> Graph:
             y = g.layernorm(f"{pre}.norm1", t)
             if shifted:
                 g.emit(f"{pre}.roll", "memory", 0, 0, t[0] * dim, t[0] * dim, powers=fixed, note="cyclic shift")
-            qkv = g.linear(f"{pre}.attn.qkv", y, 3 * dim, powers=fixed)
+            g.linear(f"{pre}.attn.qkv", y, 3 * dim, powers=fixed)
             windows = (res // win) ** 2
             # relative-position bias table: (2*7-1)^2 x heads learned values, added to the scores in softmax
             g.rows[-1]["weight_elems"] += (2 * win - 1) ** 2 * heads
