@@ -31,6 +31,11 @@ MODELS = [
      "image", VISION_IO + "; used by PREBA", TV.format("Swin_T")),
     ("shufflenet-v2", "vision", "fixed", "", 602112, 4000, None, 2.278604, None, 301056, "24x112x112 conv1",
      "image", VISION_IO + "; ShuffleNet v2 x1.0, used by PARIS", TV.format("ShuffleNet_V2_X1_0")),
+    ("mobilenet-v1", "vision", "fixed", "", 602112, 4000, None, 4.231976, None, 802816, "64x112x112 block-1 pointwise",
+     "image", VISION_IO + "; MobileNet v1 1.0-224, PARIS's 'MobileNet' (its ref [41], Howard et al. 2017); "
+     "not in torchvision: params = keras.applications MobileNet trainable params (BN running stats excluded)",
+     "Howard et al. 2017 MobileNets (arXiv:1704.04861) Table 8 (4.2M params, 569M Mult-Adds); "
+     "keras.applications MobileNet (4231976 trainable params)"),
     ("alexnet", "vision", "fixed", "", 602112, 4000, None, 61.10084, None, 193600, "64x55x55 conv1", "image",
      VISION_IO + "; used by GPU-primitives seed", TV.format("AlexNet")),
     ("vgg19", "vision", "fixed", "", 602112, 4000, None, 143.66724, None, 3211264, "64x224x224 conv1_x", "image",
