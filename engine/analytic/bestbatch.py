@@ -76,7 +76,7 @@ def flag_note(check: MigVsWhole) -> Optional[str]:
     return (f"the MIG slices together serve {check.ratio:.2f} x the whole GPU at its best batch under the SLA "
             f"({max(check.aggregate_items_per_s):,.0f} vs {check.whole.items_per_s:,.0f} items/s at batch "
             f"{check.whole.batch}): every public MLPerf MIG result has all slices below the whole GPU, so this "
-            "layout's advantage is an artefact of the profiles (derived or extrapolated slices), not a finding")
+            "layout's advantage is an artefact of the profiles (derived, extrapolated or estimated slices), not a finding")
 
 
 def comparison_note(check: MigVsWhole) -> Optional[str]:

@@ -139,6 +139,10 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     tq = _time_queue(scenario, parts)
     if any(p.provenance.startswith("derived") for p in parts):
         notes.append("some partitions have no own points: service times derived with the slice law")
+    estimated = [cache[p.name][0] for p in parts if p.provenance == "estimated"]
+    if estimated:
+        notes.append(f"no points of {model} on {sku}: service times estimated from the model's operator costs and "
+                     f"the GPU's peak rates (engine.estimator), expect about ±{estimated[0].expected_rel_error:.0%}")
     return GpuSide(partitions=tuple(parts), policy=policy, time_queue_s=tq, knee_rule=KNEE_RULE.value,
                    input_len=length, notes=tuple(notes))
 

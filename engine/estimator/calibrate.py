@@ -62,14 +62,15 @@ class Calibration(BaseModel):
         return self.families[f], f
 
     def harness(self, key: Optional[str]) -> Harness:
-        """A fitted harness, or the median one (a serving stack the store has never timed)."""
+        """A fitted harness, or the default one (a serving stack the store has never timed)."""
         if key is not None and key in self.harnesses:
             return self.harnesses[key]
         return self.default_harness
 
     @property
     def default_harness(self) -> Harness:
-        h = list(self.harnesses.values())
+        """The median of the TensorRT harnesses (the serving stack a design would deploy), else of all."""
+        h = [v for k, v in self.harnesses.items() if "tensorrt" in k.split(" | ")[0]] or list(self.harnesses.values())
         return Harness(overhead_s=float(np.median([x.overhead_s for x in h])),
                        per_item_s=float(np.median([x.per_item_s for x in h])))
 
