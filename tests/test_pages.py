@@ -83,8 +83,10 @@ def test_partition_view(app):
     app.selectbox(key="slice_model").set_value("bert-large").run()
     app.selectbox(key="slice_gpu").set_value("A30-24GB").run()
     assert not app.exception
-    app.selectbox(key="slice_gpu").set_value("H100-SXM5-80GB").run()  # no points: explained, no trace
-    assert not app.exception and app.error
+    app.selectbox(key="slice_gpu").set_value("H100-SXM5-80GB").run()  # no points: estimated, with its error
+    assert not app.exception and not app.error
+    table = [d.value for d in app.main.dataframe if "knee_util_batch" in d.value.columns][0]
+    assert set(table["provenance"]) == {"estimated"} and (table["expected_rel_error"] > 0).all()
     app.toggle(key="slice_cross").set_value(True).run()
     assert not app.exception and not app.error
 
