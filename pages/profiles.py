@@ -12,7 +12,7 @@ from engine.studies.profiles import series_knees
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.profiles_state import estimator_view, onnx_view, partition_view
+from ui.profiles_state import calibration_view, loo_view, onnx_view, partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
@@ -116,28 +116,31 @@ with estimator:
                "time = max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency), kernel floor), summed "
                "over the model's graph, plus the serving harness's time. The efficiencies are fitted on every "
                "published and measured curve in the store, by GPU family.")
-    report = estimator_view()
-    if report is not None:
-        st.subheader("Calibration")
-        st.caption(f"Fitted on {report.curves} (model, GPU) curves; in-sample median error "
-                   f"{report.in_sample_median:.1%}. Hopper has no curve yet, so H100 and H200 use Ampere's fit.")
-        show_table(report.calibration, key="est_calibration")
-        st.subheader("Leave-one-out error")
-        st.caption("Each (model, GPU) curve predicted by a fit that never saw it: |relative error| of batch-1 "
-                   "latency and of saturated throughput (benchmarks/estimator_loo.py regenerates the table).")
-        show_table(report.loo_overall, key="est_loo_all")
-        c1, c2 = st.columns(2)
-        with c1:
-            show_table(report.loo_by_gpu, key="est_loo_gpu")
-        with c2:
-            show_table(report.loo_by_model, key="est_loo_model")
+    st.subheader("Leave-one-out error")
+    st.caption("Each (model, GPU) curve predicted by a fit that never saw it: |relative error| of batch-1 latency and "
+               "of saturated throughput (benchmarks/estimator_loo.py regenerates the table). Goal: median within "
+               "25% and 15%.")
+    loo = loo_view()
+    show_table(loo.overall, key="est_loo_all")
+    c1, c2 = st.columns(2)
+    with c1:
+        show_table(loo.by_gpu, key="est_loo_gpu")
+    with c2:
+        show_table(loo.by_model, key="est_loo_model")
+    st.subheader("Calibration")
+    if st.toggle("Show the fitted efficiencies (fits on the store's curves the first time: seconds)",
+                 key="est_show_fit"):
+        fit = calibration_view()
+        st.caption(f"Fitted on {fit.curves} (model, GPU) curves; in-sample median error {fit.in_sample_median:.1%}. "
+                   "Hopper has no curve yet, so H100 and H200 use Ampere's fit.")
+        show_table(fit.table, key="est_calibration")
     st.subheader("Estimate your own model (ONNX)")
     limits = hosting().limits
     st.caption(f"Upload an ONNX file with its weights inside (up to {limits.max_mb} MB): its operators' costs are "
                "read from the graph, per sample, and estimated on every GPU and slice in the catalogue. Fix the "
                "sequence length when exporting; the batch dimension may be symbolic.")
     c1, c2 = st.columns(2)
-    onnx_name = c1.text_input("Model name", "my-model", key="est_onnx_name", max_chars=40)
+    onnx_name = c1.text_input("ONNX model name", "my-model", key="est_onnx_name", max_chars=40)
     onnx_precision = c2.selectbox("Precision", ["fp16", "int8", "bf16", "tf32", "fp32"], key="est_onnx_precision")
     onnx_file = st.file_uploader("ONNX file", type=["onnx"], key="est_onnx_file", max_upload_size=limits.max_mb)
     if onnx_file is not None:

@@ -44,12 +44,16 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
     bad.write_text(good.read_text().replace("1900", "fast"))
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Import and export").wait_for(state="visible", timeout=60_000)
+    settle(page)
+    close_not_found(page)  # a first deep link into the server shows Streamlit's dialog over the page
     page.get_by_role("tab", name="Import and export").click()
     page.get_by_text("Triton perf_analyzer CSV").click()
-    page.get_by_label("Model name").fill("browser-model")
-    page.get_by_label("Model name").press("Enter")
+    page.get_by_label("Model name", exact=True).fill("browser-model")
+    page.get_by_label("Model name", exact=True).press("Enter")
+    panel = page.locator('[role="tabpanel"]', has_text="Import measurements")
     for path, expect in ((bad, "'fast' is not a number"), (good, "Added 1 load_points, 1 latency_points")):
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        panel.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
         page.get_by_text(path.name).first.wait_for(state="visible", timeout=30_000)
         page.get_by_role("button", name="Import", exact=True).click()
         try:
@@ -59,6 +63,35 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
             raise
     no_exception(page)
     page.screenshot(path=str(SHOTS / "profiles-import.png"), full_page=True)
+    page.close()
+
+
+def test_onnx_upload_is_estimated_in_browser(server, browser, tmp_path):
+    """A person uploads a small ONNX model on the Estimator tab and sees its estimate on every GPU; a file that is
+    not ONNX is named, never echoed."""
+    from tests.test_onnx_costs import classifier
+
+    good, bad = tmp_path / "tiny.onnx", tmp_path / "bad.onnx"
+    good.write_bytes(classifier())
+    bad.write_bytes(b"SECRET-CONTENT not a model")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
+    page.get_by_role("tab", name="Estimator").wait_for(state="visible", timeout=60_000)
+    settle(page)
+    close_not_found(page)  # a first deep link into the server shows Streamlit's dialog over the page
+    page.get_by_role("tab", name="Estimator").click()
+    panel = page.locator('[role="tabpanel"]', has_text="Estimate your own model")
+    panel.get_by_text("Leave-one-out error").first.wait_for(state="visible", timeout=120_000)
+    for path, expect in ((bad, "does not parse"), (good, "operators read. Estimated on")):
+        panel.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        try:
+            panel.get_by_text(expect).first.wait_for(state="visible", timeout=120_000)
+        except Exception:
+            page.screenshot(path=str(SHOTS / "onnx-failure.png"), full_page=True)
+            raise
+        assert "SECRET-CONTENT" not in page.content()
+    no_exception(page)
+    page.screenshot(path=str(SHOTS / "profiles-onnx.png"), full_page=True)
     page.close()
 
 

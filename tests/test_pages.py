@@ -91,6 +91,18 @@ def test_partition_view(app):
     assert not app.exception and not app.error
 
 
+def test_estimator_tab(app):
+    """The leave-one-out tables show at once; the fitted efficiencies on request, one row per GPU family."""
+    loo = [d.value for d in app.main.dataframe if "sat_median" in d.value.columns]
+    assert loo and loo[0]["series"].iloc[0] >= 60
+    assert not [d for d in app.main.dataframe if "conv efficiency" in d.value.columns]
+    app.toggle(key="est_show_fit").set_value(True).run()
+    assert not app.exception
+    fit = [d.value for d in app.main.dataframe if "conv efficiency" in d.value.columns][0]
+    assert set(fit["family"]) == {"ampere", "turing", "volta"}
+    assert ((fit["conv efficiency"] > 0) & (fit["conv efficiency"] <= 1)).all()
+
+
 PERF_CSV = (
     "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,"
     "Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency\n"

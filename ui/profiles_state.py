@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.studies.estimator import estimate_everywhere, estimator_report
+from engine.studies.estimator import calibration_report, estimate_everywhere, loo_report
 from engine.studies.profiles import compare_partitions
 from ui.compute import engine_call
 from ui.session import get_book
@@ -17,9 +17,15 @@ def partition_view(model: str, sku: str, partitions: list[str], precision=None, 
 
 
 @engine_call(entries=4)
-def estimator_view():
-    """Cached engine.studies.estimator.estimator_report over the current data (the fit takes seconds)."""
-    return estimator_report(get_book())
+def loo_view():
+    """Cached engine.studies.estimator.loo_report (the committed leave-one-out table)."""
+    return loo_report()
+
+
+@engine_call(entries=4, spinner="Fitting the estimator on the store's curves...")
+def calibration_view():
+    """Cached engine.studies.estimator.calibration_report over the current data (the fit takes seconds)."""
+    return calibration_report(get_book())
 
 
 @engine_call(entries=8, unkeyed=("data",))

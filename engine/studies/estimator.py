@@ -14,30 +14,41 @@ from engine.estimator.loo import LOO_TABLE, summary
 from engine.profiles.service import ProfileBook
 
 
-class EstimatorReport(BaseModel):
-    """The fit (efficiency by GPU family and operator class) and the leave-one-out error summaries."""
+class LooReport(BaseModel):
+    """The committed leave-one-out table's summaries (benchmarks/estimator_loo.py writes the table)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    calibration: pd.DataFrame  # one row per GPU family
+    overall: pd.DataFrame
+    by_gpu: pd.DataFrame
+    by_model: pd.DataFrame
+
+
+class CalibrationReport(BaseModel):
+    """The fit the estimator uses now: efficiency by GPU family and operator class, and its in-sample error."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    table: pd.DataFrame  # one row per GPU family
     in_sample_median: float
     curves: int
-    loo_overall: pd.DataFrame
-    loo_by_gpu: pd.DataFrame
-    loo_by_model: pd.DataFrame
 
 
-def estimator_report(book: ProfileBook) -> EstimatorReport:
-    """The calibration the estimator uses now, and the committed leave-one-out table's summaries."""
+def loo_report() -> LooReport:
+    """Median and 90th-percentile errors overall, by GPU and by model (empty tables without the file)."""
+    loo = pd.read_csv(LOO_TABLE) if LOO_TABLE.exists() else pd.DataFrame(
+        columns=["sku", "model", "batch1_err", "sat_err"])
+    return LooReport(overall=summary(loo), by_gpu=summary(loo, "sku"), by_model=summary(loo, "model"))
+
+
+def calibration_report(book: ProfileBook) -> CalibrationReport:
+    """The calibration over the store's current curves (fitted on first use: seconds)."""
     cal = book.estimator.calibration
     rows = [{"family": fam, **{f"{c.value} efficiency": v for c, v in e.compute.items() if c.value != "memory"},
              "memory bandwidth efficiency": e.memory, "matrix kernel floor (us)": e.matrix_floor_s * 1e6,
              "vector kernel floor (us)": e.vector_floor_s * 1e6} for fam, e in cal.families.items()]
-    loo = pd.read_csv(LOO_TABLE) if LOO_TABLE.exists() else pd.DataFrame(columns=["sku", "model", "batch1_err",
-                                                                                  "sat_err"])
-    return EstimatorReport(calibration=pd.DataFrame(rows), in_sample_median=cal.median_abs_rel_error,
-                           curves=len(cal.curves), loo_overall=summary(loo), loo_by_gpu=summary(loo, "sku"),
-                           loo_by_model=summary(loo, "model"))
+    return CalibrationReport(table=pd.DataFrame(rows), in_sample_median=cal.median_abs_rel_error,
+                             curves=len(cal.curves))
 
 
 def estimate_everywhere(book: ProfileBook, model: str, rows, precision: str = "fp16",
