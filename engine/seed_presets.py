@@ -46,6 +46,21 @@ def _preba(ctx) -> list[dict]:
             for dev, label in (("cpu", "CPU preprocessing"), ("dpu", "DPU preprocessing"), ("none", "ideal (none)"))]
 
 
+#: PREBA's own vision models (seed Sec 5.1: MobileNet v3 small, SqueezeNet v1.1, Swin-Transformer); no published
+#: curve exists for them, so their service times are the estimator's (engine.estimator), labelled so
+PREBA_MODELS = ("mobilenetv3-small", "squeezenet1.1", "swin-t")
+
+
+def _preba_models(ctx) -> list[dict]:
+    """Seed Sec 3 / Fig 5: 7 x 1g against 1 x 7g for each of PREBA's own vision models, preprocessing ideal."""
+    designs = []
+    for model in PREBA_MODELS:
+        for layout, label in ((["1g.10gb"] * 7, "7 x 1g"), (["7g.80gb"], "1 x 7g")):
+            designs.append(_with(f"{model}, {label}", model=model, gpu={"layout": layout},
+                                 preprocessing={"device": "none"}, rpc={"preset": "local"}))
+    return designs
+
+
 def _splitrpc(ctx) -> list[dict]:
     return [_with(f"RPC {p.value}", rpc={"preset": p.value}, preprocessing={"device": "none"}) for p in RpcPreset]
 
@@ -96,6 +111,12 @@ _BUILDERS: dict[str, tuple[SeedPreset, Callable]] = {
                          question="With CPU preprocessing, 7 x 1g ResNet-50 misses a 15 ms p99 at every load (the latency "
                                   "floor of the CPU path) and its host cores saturate first: how much of the ideal "
                                   "does an FPGA DPU recover?"), _preba),
+    "preba-models": (SeedPreset(name="PREBA's own models: 7 x 1g vs 1 x 7g for MobileNetV3, SqueezeNet, Swin-T",
+                                seed="preba-mig-preprocessing-batching",
+                                question="For PREBA's own vision models (estimated: no published curve exists), "
+                                         "do seven 1g slices serve more than one 7g instance, and for which model "
+                                         "least? (Preprocessing ideal and RPC local, so the GPU side alone answers.)"),
+                     _preba_models),
     "splitrpc": (SeedPreset(name="SplitRPC: the six RPC paths", seed="splitrpc-control-data-path-rpc",
                             question="What does each RPC path add to latency and host CPU, and what does "
                                      "splitting control and data paths buy?"), _splitrpc),

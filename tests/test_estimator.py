@@ -125,3 +125,21 @@ def test_the_leave_one_out_table_is_what_the_estimator_gives_now(full_book):
         mine = committed[(committed["model"] == model) & (committed["sku"] == sku)]
         assert len(rows) == len(mine)
         assert sorted(rows["sat_err"].round(3)) == pytest.approx(sorted(mine["sat_err"].round(3)), abs=2e-3)
+
+
+def test_the_preba_models_preset_runs_on_prebas_own_models(store):
+    """PREBA's MobileNetV3-small, SqueezeNet 1.1 and Swin-T, estimated: slicing pays more for the light models
+    than for Swin-T (PREBA Sec 3: Batch_knee 16/4/2 on 1g.5gb, so the small slices suit the small models)."""
+    from engine.analytic import Context, evaluate
+    from engine.seed_presets import PREBA_MODELS, build_preset
+
+    ctx = Context.from_store(store)
+    designs = build_preset("preba-models", ctx)
+    assert sorted({d["model"] for d in designs}) == sorted(PREBA_MODELS) and len(designs) == 6
+    sla = {}
+    for d in designs:
+        ev = evaluate(d, ctx)
+        assert any(f"no points of {d['model']}" in n for n in ev.notes)
+        sla[d["name"]] = ev.sla_bounded_rps
+    gain = {m: sla[f"{m}, 7 x 1g"] / sla[f"{m}, 1 x 7g"] for m in PREBA_MODELS}
+    assert gain["mobilenetv3-small"] > gain["swin-t"] and gain["squeezenet1.1"] > gain["swin-t"]
