@@ -334,3 +334,13 @@ def test_names_from_the_file_are_cut_in_rows_and_errors():
 def test_bad_model_names_are_refused(name):
     with pytest.raises(OnnxCostError, match="model name must be"):
         costs_from_onnx(classifier(), name, MB)
+
+
+def test_an_old_export_fuses_a_residual_sum_and_skips_an_unread_mask():
+    """Opset 9 (Caffe2-era exports): residual Sum; Dropout's mask, which nothing reads, has no inferred shape."""
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv"),
+             helper.make_node("Sum", ["x", "c"], ["s"], name="sum"),
+             helper.make_node("Dropout", ["s"], ["y", "mask"], ratio=0.5, name="drop")]
+    by = _by_name(_model(nodes, [_vi("x", [1, 4, 8, 8])], [_vi("y", None)], [_init("W", (4, 4, 1, 1))], opset=9))
+    assert by["sum"].fusable and not by["drop"].fusable
+    assert by["drop"].out_elems == by["drop"].flops == 4 * 64

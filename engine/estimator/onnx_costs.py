@@ -9,11 +9,13 @@ turns each node into an OpCostRow (engine/seed/cost_records.py), in graph order:
 - LSTM / GRU / RNN: matmul (op_flops.rnn_flops).
 - anything else: memory-bound, one operation per output element.
 Constants are initializers and Constant nodes' values; a Constant node is no kernel and has no row.
-weight_elems = the node's constant inputs, in_elems = its other inputs, out_elems = its outputs (elements).
+weight_elems = the node's constant inputs, in_elems = its other inputs, out_elems = its outputs (elements),
+leaving out a secondary output that nothing reads (Dropout's mask): engines never write it, and ONNX shape
+inference often leaves its shape unknown.
 `fusable` marks the epilogues an inference engine folds into the conv or matmul before them (TensorRT's
 and cuDNN's conv/GEMM epilogue fusions): batch norm, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, an Add or
-Mul by a constant (bias, scale), and a residual Add, when the activation they read comes straight from a
-conv or matmul or from another epilogue fused after one.
+Mul by a constant (bias, scale), and a residual Add (or two-input Sum), when the activation they read comes
+straight from a conv or matmul or from another epilogue fused after one.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def costs_from_onnx(data: bytes, model: str, max_bytes: int) -> tuple[OpCostRow,
     shapes = infer(proto)
     constants = {t.name for t in graph.initializer} | {o for n in graph.node if n.op_type == "Constant"
                                                        for o in n.output}
+    read = {t for n in graph.node for t in n.input} | {vi.name for vi in graph.output}
     chain: set[str] = set()  # tensors written by a conv or matmul, or by an epilogue fused into one
     rows: list[OpCostRow] = []
     source = f"uploaded ONNX ({model})"
@@ -51,18 +54,19 @@ def costs_from_onnx(data: bytes, model: str, max_bytes: int) -> tuple[OpCostRow,
             continue
         label = node.name or f"{node.op_type}_{index}"
         ins = [t for t in node.input if t]
+        outs = [t for i, t in enumerate(node.output) if t and (i == 0 or t in read)]
         acts = [t for t in ins if t not in constants]
-        size = {t: elems(shapes.get(t), t, label) for t in ins + [t for t in node.output if t]}
+        size = {t: elems(shapes.get(t), t, label) for t in ins + outs}
         what = f"node {short(label)}"
         weights = total([size[t] for t in ins if t in constants], f"the weights of {what}")
         in_elems = total([size[t] for t in acts], f"the inputs of {what}")
-        out_elems = total([size[t] for t in node.output if t], f"the outputs of {what}")
+        out_elems = total([size[t] for t in outs], f"the outputs of {what}")
         op_class, flops = _class_and_flops(node, ins, constants, shapes, size, out_elems)
         if flops > MAX_OP_FLOPS:
             raise OnnxCostError(f"{what} needs {flops:.3g} FLOPs per sample, over the {MAX_OP_FLOPS:.0e} limit")
         fusable = _fusable(node.op_type, acts, len(ins) - len(acts), chain)
         if node.op_type in COMPUTE_OPS or fusable:
-            chain.update(t for t in node.output if t)
+            chain.update(outs)
         rows.append(OpCostRow(source=source, model=model, op=len(rows), name=short(label, 80), op_class=op_class,
                               flops=float(flops), weight_elems=float(weights), in_elems=float(in_elems),
                               out_elems=float(out_elems), fusable=fusable, note=node.op_type))
@@ -106,7 +110,7 @@ def _fusable(op: str, acts: list[str], n_constants: int, chain: set) -> bool:
     """Whether an engine folds this node into the conv or matmul it follows (module docstring)."""
     if op in EPILOGUE_OPS or (op in ("Add", "Mul") and n_constants and len(acts) == 1):
         return bool(acts) and acts[0] in chain
-    if op == "Add" and len(acts) == 2:  # residual: exporters put the skip branch first or second alike
+    if op in ("Add", "Sum") and len(acts) == 2:  # residual (Sum in old Caffe2 exports); either operand order
         return any(t in chain for t in acts)
     return False
 

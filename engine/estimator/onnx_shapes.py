@@ -71,7 +71,8 @@ def elems(shape: Optional[Shape], tensor: str, node: str) -> int:
     """Elements of one tensor of `node`; an error when its shape is unknown, negative or over MAX_ELEMS."""
     where = f"tensor {short(tensor)} of node {short(node)}"
     if shape is None:
-        raise OnnxCostError(f"shape inference found no shape for {where}; export with fixed input shapes")
+        raise OnnxCostError(f"shape inference found no tensor shape for {where}; export with fixed input shapes "
+                            "(sequences and maps are not estimated)")
     for i, d in enumerate(shape):
         if not isinstance(d, int) or d < 0:
             raise OnnxCostError(f"shape inference left dimension {i} of {where} unknown; export with fixed input "
