@@ -298,25 +298,41 @@ def test_unknown_operators_opsets_and_functions_are_refused():
         costs_from_onnx(recursive.SerializeToString(), "fn", MB)
 
 
-def test_rank_bombs_are_refused_before_shape_inference(monkeypatch):
-    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: pytest.fail("inferred a rank bomb"))
+def test_rank_bombs_are_refused_before_their_node_is_inferred(monkeypatch):
+    real = onnx.shape_inference.infer_node_outputs
+    seen = []
+    monkeypatch.setattr(onnx.shape_inference, "infer_node_outputs",
+                        lambda schema, node, *a, **k: seen.append(node.op_type) or real(schema, node, *a, **k))
     shape = numpy_helper.from_array(np.ones(100_000, np.int64), "shape")
     data = _model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="bomb")], [_vi("x", [1, 1])],
                   [_vi("y", None)], [shape])
-    with pytest.raises(OnnxCostError, match="node bomb .Reshape. asks for more than 16 dimensions"):
+    with pytest.raises(OnnxCostError, match="node bomb .Reshape. asks for 100,000 dimensions; at most 16"):
         costs_from_onnx(data, "bomb", MB)
+    assert "Reshape" not in seen
+    relu = [helper.make_node("Relu", ["x"], ["y"])]
     with pytest.raises(OnnxCostError, match="input x has 100,000 dimensions"):
-        costs_from_onnx(_model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [1] * 100_000)], [_vi("y", None)]),
-                        "bomb", MB)
+        costs_from_onnx(_model(relu, [_vi("x", [1] * 100_000)], [_vi("y", None)]), "bomb", MB)
+    noise = [helper.make_node("RandomNormal", [], ["y"], shape=[1] * 100_000, name="noise")]
+    with pytest.raises(OnnxCostError, match="attribute shape of node noise has 100,000 dimensions"):
+        costs_from_onnx(_model(noise, [], [_vi("y", None)]), "bomb", MB)
 
 
-def test_shape_inference_never_evaluates_shape_arithmetic(monkeypatch):
-    """Data propagation would double a constant per Concat in C++ with no bound: it stays off."""
-    calls = []
-    real = onnx.shape_inference.infer_shapes
-    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", lambda *a, **k: calls.append(k) or real(*a, **k))
-    costs_from_onnx(classifier(), "dp", MB)
-    assert calls and all(k.get("data_prop") is False for k in calls)
+def test_a_rank_doubling_chain_stops_at_the_limit():
+    """Gather(t, t) has rank 2r - 1: whole-graph shape inference of 26 of them (700 bytes) aborts the process."""
+    nodes = [helper.make_node("Gather", [f"t{i}", f"t{i}"], [f"t{i + 1}"], name=f"g{i}") for i in range(40)]
+    data = _model(nodes, [helper.make_tensor_value_info("t0", TensorProto.INT64, ["N", 2])],
+                  [helper.make_tensor_value_info("t40", TensorProto.INT64, None)])
+    with pytest.raises(OnnxCostError, match="node g3 .Gather. makes a tensor of 17 dimensions; at most 16"):
+        costs_from_onnx(data, "gather", MB)
+
+
+def test_shape_arithmetic_is_never_evaluated():
+    """A Concat of a constant with itself doubles it per node; evaluating 40 of them would need 8 TB."""
+    nodes = [helper.make_node("Concat", [f"c{i}", f"c{i}"], [f"c{i + 1}"], axis=0) for i in range(40)]
+    nodes.append(helper.make_node("Reshape", ["x", "c40"], ["y"], name="view"))
+    data = _model(nodes, [_vi("x", [1, 4])], [_vi("y", None)], [numpy_helper.from_array(np.ones(1000, np.int64), "c0")])
+    with pytest.raises(OnnxCostError, match="node view .Reshape. asks for 1,099,511,627,776,000 dimensions"):
+        costs_from_onnx(data, "concat", MB)
 
 
 def test_names_from_the_file_are_cut_in_rows_and_errors():

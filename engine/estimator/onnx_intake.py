@@ -8,8 +8,9 @@ shape inference is refused here, each with a message that says what to change wh
 - control flow (If, Loop, Scan: a subgraph per attribute) and model-local functions (they may call each other);
 - an IR version or opset newer than the installed onnx reads, operators outside the standard domain or not
   defined at the model's opset (their shapes cannot be inferred, their cost is unknown);
-- more than MAX_OPS_PER_MODEL nodes, and tensors or constant shapes of more than MAX_RANK dimensions (shape
-  inference copies every dimension of every tensor: a rank of millions would cost gigabytes).
+- more than MAX_OPS_PER_MODEL nodes, and inputs, constants or shape attributes of more than MAX_RANK dimensions
+  (shape inference copies every dimension of every tensor: a rank of millions would cost gigabytes; the ranks
+  shape inference makes are bounded in onnx_shapes).
 Error messages never repeat the file's content: a name taken from it is cut to a few plain characters.
 """
 
@@ -26,8 +27,8 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,39}$")
 MAX_RANK = 16
 #: the operator domains whose operators onnx's shape inference and this module's counting know
 STANDARD_DOMAINS = ("", "ai.onnx")
-#: operators whose second input is the output's shape (or axes to add): its length becomes the output's rank
-SHAPE_OPERAND = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Unsqueeze": 1}
+#: attributes whose length is a tensor's rank (RandomNormal's shape, Unsqueeze's axes, Transpose's perm)
+RANK_ATTRIBUTES = ("shape", "axes", "perm")
 
 
 class OnnxCostError(KneepointError):
@@ -85,7 +86,6 @@ def refuse_unsafe(proto) -> None:
     for node in graph.node:
         _refuse_attributes(node)
     _refuse_unknown_operators(proto)
-    _refuse_long_shapes(graph)
 
 
 def _refuse_external(tensor) -> None:
@@ -115,6 +115,8 @@ def _refuse_attributes(node) -> None:
         for t in tensors:
             _refuse_external(t)
             _refuse_rank(len(t.dims), f"a constant of node {short(node.name or node.op_type)}")
+        if a.name in RANK_ATTRIBUTES:
+            _refuse_rank(len(a.ints), f"attribute {a.name} of node {short(node.name or node.op_type)}")
 
 
 def _refuse_unknown_operators(proto) -> None:
@@ -140,24 +142,3 @@ def _refuse_unknown_operators(proto) -> None:
         except onnx.defs.SchemaError:
             raise OnnxCostError(f"operator {short(node.op_type)} is not a standard ONNX operator at opset "
                                 f"{version}") from None
-
-
-def _refuse_long_shapes(graph) -> None:
-    """A constant shape operand longer than MAX_RANK would give its output that many dimensions."""
-    lengths = {t.name: _length(t) for t in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant":
-            for a in node.attribute:
-                lengths[node.output[0]] = len(a.ints) if a.name == "value_ints" else _length(a.t)
-    for node in graph.node:
-        position = SHAPE_OPERAND.get(node.op_type)
-        axes = max((len(a.ints) for a in node.attribute if a.name == "axes"), default=0)
-        operand = node.input[position] if position is not None and len(node.input) > position else ""
-        if max(lengths.get(operand, 0), axes) > MAX_RANK:
-            raise OnnxCostError(f"node {short(node.name or node.op_type)} ({node.op_type}) asks for more than "
-                                f"{MAX_RANK} dimensions")
-
-
-def _length(tensor) -> int:
-    """Elements of a 1-D tensor (a shape or axes operand), 0 for any other rank."""
-    return int(tensor.dims[0]) if len(tensor.dims) == 1 else 0
