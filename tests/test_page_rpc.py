@@ -45,8 +45,8 @@ def test_each_widget_reruns(page):
     page.text_input(key="rpc_components").set_value("transport_us_per_request=10, pcie_gen=4").run()
     assert not page.exception and not page.error
     assert decode(token(page))["rpc"]["components"] == {"transport_us_per_request": 10, "pcie_gen": 4}
-    page.selectbox(key="rpc_model").set_value("lenet").run()  # profiled on A100-40GB only: explained
-    assert not page.exception and any("no points for lenet" in e.value for e in page.error)
+    page.selectbox(key="rpc_model").set_value("lenet").run()  # profiled on A100-40GB only: estimated on this GPU
+    assert not page.exception and not page.error
 
 
 @pytest.mark.parametrize("text, message", [("not_a_field=1", "'not_a_field' is not an RPC path component"),
