@@ -18,6 +18,17 @@ DEFAULT_NAME = load_scenario(DEFAULT_SCENARIO).name  # derived from the design (
 pytestmark = pytest.mark.browser
 
 
+def profiles_tab(server, browser, tab: str):
+    """A new page on the Profiles page with `tab` open, once the app has finished its run."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
+    page.get_by_role("tab", name=tab).wait_for(state="visible", timeout=60_000)
+    settle(page)
+    close_not_found(page)  # a first deep link into the server shows Streamlit's dialog over the page
+    page.get_by_role("tab", name=tab).click()
+    return page
+
+
 def test_profiles_page_in_browser(server, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
@@ -42,12 +53,7 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
         "1,400.0,50,300,20,40,1900,30,10,2400,2500,2550,2700\n")
     bad = tmp_path / "bad.csv"
     bad.write_text(good.read_text().replace("1900", "fast"))
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
-    page.get_by_role("tab", name="Import and export").wait_for(state="visible", timeout=60_000)
-    settle(page)
-    close_not_found(page)  # a first deep link into the server shows Streamlit's dialog over the page
-    page.get_by_role("tab", name="Import and export").click()
+    page = profiles_tab(server, browser, "Import and export")
     page.get_by_text("Triton perf_analyzer CSV").click()
     page.get_by_label("Model name", exact=True).fill("browser-model")
     page.get_by_label("Model name", exact=True).press("Enter")
@@ -74,12 +80,7 @@ def test_onnx_upload_is_estimated_in_browser(server, browser, tmp_path):
     good, bad = tmp_path / "tiny.onnx", tmp_path / "bad.onnx"
     good.write_bytes(classifier())
     bad.write_bytes(b"SECRET-CONTENT not a model")
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
-    page.get_by_role("tab", name="Estimator").wait_for(state="visible", timeout=60_000)
-    settle(page)
-    close_not_found(page)  # a first deep link into the server shows Streamlit's dialog over the page
-    page.get_by_role("tab", name="Estimator").click()
+    page = profiles_tab(server, browser, "Estimator")
     panel = page.locator('[role="tabpanel"]', has_text="Estimate your own model")
     panel.get_by_text("Leave-one-out error").first.wait_for(state="visible", timeout=120_000)
     for path, expect in ((bad, "does not parse"), (good, "operators read. Estimated on")):

@@ -46,10 +46,11 @@ class PartitionSpec(BaseModel):
     bytes_per_elem: int
 
 
-def _shares(gpu: Gpu, partition: str) -> tuple[float, float]:
-    """(SM share, memory-bandwidth share) of a partition: 'full', a MIG profile, 'mps:N' or 'PROFILE/mps:N'."""
+def partition_sms(gpu: Gpu, partition: str) -> tuple[float, float]:
+    """(SMs, memory-bandwidth share) of a partition: 'full', a MIG profile, 'mps:N' (N % of the whole GPU's SMs)
+    or 'PROFILE/mps:N' (N % of a MIG slice's SMs: MPS inside a MIG instance)."""
     if partition == "full":
-        return 1.0, 1.0
+        return float(gpu.sm_count), 1.0
     base, sep, pct = partition.rpartition("mps:")
     if sep:
         try:
@@ -58,14 +59,15 @@ def _shares(gpu: Gpu, partition: str) -> tuple[float, float]:
             raise HardwareError(f"partition {partition!r}: GPU% must be a number") from None
         if not 0 < p <= 100:
             raise HardwareError(f"partition {partition!r}: GPU% must be in 1..100")
-        sm, mem = _shares(gpu, base.rstrip("/") or "full")
-        return sm * p / 100, mem
+        sms, mem = partition_sms(gpu, base.rstrip("/") or "full")
+        return sms * p / 100, mem
     try:
         prof = gpu.profile(partition)
     except UnknownNameError:
         valid = ", ".join(["full"] + [p.name for p in gpu.profiles])
-        raise HardwareError(f"{partition!r} is not a partition of {gpu.sku}; valid: {valid}, mps:N") from None
-    return prof.sm_count / gpu.sm_count, prof.memory_slices / gpu.memory_slots
+        raise HardwareError(f"{partition!r} is not a partition of {gpu.sku}; valid: {valid}, mps:N, or "
+                            "PROFILE/mps:N") from None
+    return float(prof.sm_count), prof.memory_slices / gpu.memory_slots
 
 
 def partition_spec(gpu: Gpu, spec: dict, partition: str, precision: str) -> PartitionSpec:
@@ -78,9 +80,10 @@ def partition_spec(gpu: Gpu, spec: dict, partition: str, precision: str) -> Part
         peak = spec.get(fallback) if fallback else None
     if peak is None or peak != peak:
         raise HardwareError(f"{gpu.sku} has no {precision} peak in gpu_specs.csv")
-    sm_share, mem_share = _shares(gpu, partition)
+    sms, mem_share = partition_sms(gpu, partition)
+    sm_share = sms / gpu.sm_count
     return PartitionSpec(sku=gpu.sku, partition=partition, family=str(spec["family"]), precision=precision,
-                         sm_count=gpu.sm_count * sm_share, sm_share=sm_share, memory_share=mem_share,
+                         sm_count=sms, sm_share=sm_share, memory_share=mem_share,
                          matrix_flops=float(peak) * 1e12 * sm_share,
                          vector_flops=float(spec["fp32_tflops"]) * 1e12 * sm_share,
                          memory_bw=float(spec["memory_bw_gbs"]) * 1e9 * mem_share,

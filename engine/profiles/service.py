@@ -29,6 +29,7 @@ from engine.vocab import KneeRule
 from engine.profiles.slicelaw import extrapolation_uncertainty, fit_slice_law, is_saturated
 from engine.errors import KneepointError
 from engine.estimator.estimate import EstimateError, Estimator
+from engine.estimator.hardware import HardwareError, partition_sms
 
 #: the framework name of an estimated curve (engine.estimator): no serving stack timed it
 ESTIMATED = "estimate"
@@ -127,23 +128,10 @@ class ProfileBook:
         """SMs of a partition: 'full', a MIG profile, 'mps:N' (N% of the whole GPU) or 'PROFILE/mps:N'
         (N% of a MIG slice: MPS inside a MIG instance)."""
         gpu = self.gpu(sku)
-        if partition == "full":
-            return float(gpu.sm_count)
-        base, sep, share = partition.rpartition("mps:")
-        if sep:
-            try:
-                pct = float(share)
-            except ValueError:
-                raise ProfileError(f"partition {partition!r}: GPU% must be a number") from None
-            if not 0 < pct <= 100:
-                raise ProfileError(f"partition {partition!r}: GPU% must be in 1..100")
-            whole = float(gpu.sm_count) if not base else self.sm_count(sku, base.rstrip("/"))
-            return whole * pct / 100
         try:
-            return float(gpu.profile(partition).sm_count)
-        except UnknownNameError:
-            raise ProfileError(f"{partition!r} is not a partition of {sku}; valid: "
-                               f"{', '.join(self.partitions(sku))}, mps:N, or PROFILE/mps:N") from None
+            return partition_sms(gpu, partition)[0]
+        except HardwareError as e:
+            raise ProfileError(str(e)) from None
 
     def memory_mb(self, sku: str, partition: str) -> float:
         gpu = self.gpu(sku)
