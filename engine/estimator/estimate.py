@@ -19,6 +19,7 @@ from engine.catalog import Catalog, UnknownNameError
 from engine.errors import KneepointError
 from engine.estimator.calibrate import Calibration, calibrate_cached, harness_key
 from engine.estimator.hardware import HardwareError, PartitionSpec, partition_spec
+from engine.estimator.loo import expected_errors
 from engine.estimator.roofline import OpTable, batch_latency_s, op_table
 
 #: the batches an estimated curve answers at, up to the partition's memory limit
@@ -79,8 +80,6 @@ class Estimator:
 
     @classmethod
     def from_store(cls, store) -> "Estimator":
-        from engine.estimator.loo import expected_errors
-
         return cls(store.table("model_costs"), store.table("gpu_specs"), store.catalog(), store.latency_points(),
                    loo_error=expected_errors())
 
