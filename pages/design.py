@@ -10,8 +10,9 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.results import AnalyticPartition
-from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, QuerySizeSpec,
-                             RpcSpec, ScenarioError, SchedulerSpec, SlaSpec, load_scenario)
+from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, RpcSpec,
+                             ScenarioError, SchedulerSpec, load_scenario)
+from engine.workload_spec import QuerySizeSpec, SlaSpec
 from engine.io.urlstate import encode
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
                             applies_note, arrival_inputs, keep_hidden_inputs,

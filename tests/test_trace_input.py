@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.scenario import MAX_TRACE_TIMESTAMPS, ScenarioError, load_scenario
+from engine.contract import MAX_TRACE_TIMESTAMPS
+from engine.scenario import ScenarioError, load_scenario
 from engine.io.traces import MAX_TRACE_BYTES, TraceError, parse_trace_bytes, read_trace_file
 from engine.io.urlstate import _pack, decode_many
 

@@ -9,7 +9,8 @@ import streamlit as st
 
 from engine.catalog import enumerate_layouts
 from engine.policy_rules import BatchMaxRule, rule_for, scheduler_rule_for
-from engine.scenario import ArrivalSpec, FpgaSpec, Scenario
+from engine.scenario import FpgaSpec, Scenario
+from engine.workload_spec import ArrivalSpec
 from engine.scenario import GpuSpec as _GpuSpec
 from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
 from ui.fields import field_choices, field_range

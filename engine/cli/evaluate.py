@@ -41,7 +41,7 @@ MAX_SWEEP_POINTS = 10_000
 def _sweep_spec(text: str) -> tuple[float, float, int]:
     """LO:HI:N of --sweep-rate: finite rates with 0 < LO <= HI <= the scenario's largest rate, 1 <= N <= 10000."""
     from engine.errors import excerpt
-    from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
+    from engine.contract import MAX_RATE_RPS, MIN_POSITIVE
 
     try:
         lo, hi, n = text.split(":")

@@ -37,8 +37,8 @@ from engine.catalog import enumerate_layouts
 from engine.cost import GPUS_PER_SERVER
 from engine.errors import KneepointError
 from engine.partition.pack import pack
-from engine.scenario import (GpuSpec, load_scenario, MAX_CORES, MAX_RATE_RPS, PreprocessingSpec,
-                             require_gpu, Scenario)
+from engine.contract import MAX_CORES, MAX_RATE_RPS
+from engine.scenario import GpuSpec, load_scenario, PreprocessingSpec, require_gpu, Scenario
 from engine.vocab import PreprocessDevice
 from engine.analytic.sla import sla_of
 from engine.sim.run import simulate_design

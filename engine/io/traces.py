@@ -1,6 +1,6 @@
 """Arrival traces: a CSV of timestamps, parsed from bytes (an upload) or read from the user's own local file (CLI).
 
-A scenario never names a file (engine.scenario.TRACE_FILE_REFUSED): the Design page parses an uploaded trace
+A scenario never names a file (engine.workload_spec.TRACE_FILE_REFUSED): the Design page parses an uploaded trace
 and the CLI reads `simulate --trace FILE`, both with `parse_trace_bytes`, into the inline
 `workload.arrival.timestamps`. The format: one column of numbers, or a header naming the timestamp column
 (timestamp, time, t, arrival, arrival_s, timestamp_s, time_s); blank lines and lines starting with # skipped;
@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from engine.errors import KneepointError
-from engine.scenario import MAX_TIMESTAMP, MAX_TRACE_TIMESTAMPS
+from engine.contract import MAX_TIMESTAMP, MAX_TRACE_TIMESTAMPS
 from engine.io.userfiles import UserFileError, read_bytes
 
 #: largest trace file the CLI reads, in bytes: MAX_TRACE_TIMESTAMPS lines of a few numbers each fit many times

@@ -16,7 +16,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE, Scenario, load_scenario
+from engine.contract import MAX_RATE_RPS, MIN_POSITIVE
+from engine.scenario import Scenario, load_scenario
 from engine.sim.assemble import assemble
 from engine.sim.errors import SimError
 from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec

@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.errors import excerpt
 from engine.executors import Executor, LocalExecutor
-from engine.scenario import MAX_RATE_RPS, MIN_POSITIVE
+from engine.contract import MAX_RATE_RPS, MIN_POSITIVE
 from engine.sim.errors import SimError
 from engine.sim.run import simulate_design
 

@@ -30,7 +30,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analytic.sla import DEFAULT_SLA_MS, MLPERF_SERVER_P99_MS
-from engine.scenario import MAX_RATE_RPS, ArrivalSpec, Positive
+from engine.contract import MAX_RATE_RPS, Positive
+from engine.workload_spec import ArrivalSpec
 from engine.vocab import WorkloadKind
 from engine.sim.errors import SimError
 from engine.io.traces import TRACE_UNIT_S
