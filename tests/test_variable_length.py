@@ -135,6 +135,37 @@ def test_backlog_cost_starts_at_the_random_member_batch_and_falls_to_the_pure_bu
     assert np.all(np.diff(first) < 0)
 
 
+@pytest.mark.parametrize("load", [0.05, 0.5, 0.9, 0.999])
+def test_preba_chain_banded_solve_is_the_dense_one(load, monkeypatch):
+    """The backlog chain's stationary law by one banded LU (engine.analytic.preba._stationary_banded, the last
+    state's equation dropped, n = 1 fixed) is the dense solve's, up to rounding, from light load to the
+    MAX_STATES cut; the answer is the same whether the rate-independent half is made once or per call."""
+    from engine.analytic import preba
+
+    cap = 8
+    mean_s = 0.02 + 0.004 * np.arange(1, cap + 1)  # s, batches 1..B
+    sigma = np.full(cap, 0.1)
+    table = np.array([np.append(cap + np.array(preba.BACKLOG_OFFSETS), np.inf),
+                      np.append(np.linspace(1.0, 0.75, len(preba.BACKLOG_OFFSETS)), 0.75),
+                      np.full(len(preba.BACKLOG_OFFSETS) + 1, 0.05)])
+    chain = preba.backlog_states(mean_s, sigma, table, 0.05)
+    lam = load * cap / chain.limit_s
+    seen = {}
+    original = preba._stationary_banded
+
+    def both(*args):
+        banded, dense = original(*args), preba._stationary_dense(*args)
+        seen["gap"] = float(np.abs(banded - dense).max())
+        return banded
+
+    monkeypatch.setattr(preba, "_stationary_banded", both)
+    queue = preba.backlog_chain_queue(lam, 0.01, chain, 0.99)
+    monkeypatch.undo()
+    assert seen["gap"] < 1e-12
+    again = preba.preba_backlog_queue(lam, 0.01, mean_s, sigma, table, 0.05, 0.99)
+    assert again.wait_mean_s == queue.wait_mean_s and again.service_q_s == queue.service_q_s
+
+
 @pytest.mark.slow
 def test_preba_latency_tracks_the_simulator_with_length_buckets(ctx):
     """BERT-large and Jasper under PREBA at 30/60/85 % of the analytic capacity (20k requests, seed 1). Before: the

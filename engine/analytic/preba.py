@@ -177,6 +177,7 @@ def backlog_cost_ratios(knots: np.ndarray, row: np.ndarray, dist: LengthDistribu
 
 STATE_NODES = 6  # equal-probability quantiles of a batch's service time in preba_backlog_queue
 MAX_STATES = 400  # most backlogs the chain follows (the rest is lumped in the last)
+TAIL_MASS = 1e-17  # arrival counts less likely than this in every state's law are left out (lumped)
 
 
 class PrebaQueue(NamedTuple):
@@ -197,6 +198,65 @@ def backlog_table(table: np.ndarray, cap: int, full_s: float, states: np.ndarray
     ratio = np.interp(states, table[0][finite], table[1][finite], right=table[1][-1])
     scv = np.interp(states, table[0][finite], table[2][finite], right=table[2][-1])
     return full_s * ratio, scv
+
+
+class BacklogStates(NamedTuple):
+    """The rate-independent half of preba_backlog_queue's chain over backlogs n = 1..MAX_STATES (times in s;
+    backlog_states makes it, a partition remembers it): what the batch cut from n waiting costs, and at which n
+    the arrival laws are worked out."""
+
+    cap: int  # Batch_max B
+    means: np.ndarray  # (N,) mean time of the batch cut from n waiting, n = 1..N
+    sigmas: np.ndarray  # (N,) its log-sd
+    times: np.ndarray  # (N, STATE_NODES) its equal-probability quantile nodes
+    second: np.ndarray  # (N,) E[S^2] over those nodes
+    laws: np.ndarray  # n - 1 of the law points: n = 1..B, the backlog table's n above B, its limit's first n, N
+    lower: np.ndarray  # (N,) position in `laws` of the law point at or below n
+    weight: np.ndarray  # (N,) (n - that point) / (the next point - that point): 0 at a law point
+    group: np.ndarray  # (N,) the service-quantile mixture component of n (one per interval of the table above B)
+    limit_s: float  # the pure-bucket batch's mean time
+    spread: float  # its squared coefficient of variation between buckets plus the jitter's log-variance
+
+
+def backlog_states(mean_s: np.ndarray, sigma: np.ndarray, table: np.ndarray, jitter_sigma: float) -> BacklogStates:
+    """The rate-independent half of preba_backlog_queue (its docstring gives the law of each state's batch):
+    mean_s, sigma the random-member batch's mean (s) and log-sd at b = 1..B, table its backlog table
+    (backlog_cost_ratios), jitter_sigma the log-sd of a batch's time about its mean.
+
+    The arrival law of a state depends on n only through its batch's cost, which is linear in n between the
+    table's backlogs (backlog_table) and constant past its last: the law points are n = 1..B, those backlogs and
+    the first n at the limit (and N, to close the range); a state in between takes the mixture of its two
+    neighbours' laws with the interpolation's weights, which keeps its mean exact (the mixed Poisson mean is
+    lam times the mean cost, linear in n there) and adds to the variance only the spread of the cost across
+    the interval, below 1 % of the mean in the table's widest intervals (the model's own resolution).
+    """
+    from scipy.special import ndtri
+
+    mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
+    cap = len(mean_s)
+    n = np.arange(1, MAX_STATES + 1)
+    deep = n > cap
+    means, sigmas = np.empty(MAX_STATES), np.empty(MAX_STATES)
+    means[~deep] = mean_s[n[~deep] - 1]
+    sigmas[~deep] = sigma[n[~deep] - 1]
+    deep_mean, deep_scv = backlog_table(table, cap, mean_s[-1], n[deep].astype(float))
+    means[deep] = deep_mean
+    sigmas[deep] = np.sqrt(np.log1p(deep_scv) + jitter_sigma ** 2)
+    z = ndtri((np.arange(STATE_NODES) + 0.5) / STATE_NODES)
+    times = means[:, None] * np.exp(sigmas[:, None] * z[None, :] - sigmas[:, None] ** 2 / 2)
+    finite = table[0][np.isfinite(table[0])]
+    points = np.concatenate([n[~deep], finite[finite > cap], [finite[-1] + 1, MAX_STATES]]).astype(int)
+    points = np.unique(points[points <= MAX_STATES])
+    lower = np.searchsorted(points, n, side="right") - 1
+    upper = np.minimum(lower + 1, len(points) - 1)
+    span = (points[upper] - points[lower]).astype(float)
+    weight = np.where(span > 0, (n - points[lower]) / np.maximum(span, 1.0), 0.0)
+    group = np.where(deep, cap + np.searchsorted(table[0], n, side="right"), n)
+    arrays = [means, sigmas, times, (times ** 2).mean(axis=1), points - 1, lower, weight, group]
+    for array in arrays:
+        array.setflags(write=False)
+    return BacklogStates(cap, *arrays, limit_s=float(mean_s[-1] * table[1][-1]),
+                         spread=float(table[2][-1]) + jitter_sigma ** 2)
 
 
 def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma: np.ndarray, table: np.ndarray,
@@ -221,49 +281,51 @@ def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma
     By the renewal-reward theorem and Little's law the mean wait is E[area] / E[cycle] / lam over the chain's
     stationary law (as in engine.analytic.queueing.bulk_service_queue). None when lam reaches B over the
     pure-bucket batch's cost (the backlog would grow without bound).
-    """
-    from scipy.special import ndtri
 
-    from engine.analytic.queueing import stationary_law
+    The rate-independent half (backlog_states) can be made once: backlog_chain_queue takes it.
+    """
+    return backlog_chain_queue(lam, time_queue, backlog_states(mean_s, sigma, table, jitter_sigma), p)
+
+
+def backlog_chain_queue(lam: float, time_queue: float, chain: BacklogStates, p: float) -> PrebaQueue | None:
+    """preba_backlog_queue at `lam` (1/s) and Time_queue `time_queue` (s) from its rate-independent half `chain`.
+
+    The chain follows n = 1..N with N = 3 B + 12 variance / (2 drift) (at most MAX_STATES): the backlog moves
+    by -drift = lam S_inf - B a batch with variance about lam S (1 + lam S scv), so its law decays about as
+    exp(-2 drift n / variance) (the diffusion limit) and states past N hold about e^-12 of it; they are lumped
+    in the last. Only n <= B returns to low n, so its transition matrix is banded (n' >= n - B), and the
+    stationary law is one banded solve (_stationary_banded), linear in N.
+    """
     from engine.analytic.service_laws import lognormal_mixture_quantile
 
-    mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
-    cap = len(mean_s)
-    limit_s = mean_s[-1] * table[1][-1]
-    drift = cap - lam * limit_s
+    cap = chain.cap
+    drift = cap - lam * chain.limit_s
     if drift <= 0:
         return None
-    # the backlog moves by -drift a batch with variance about lam S (1 + lam S scv): its law decays about as
-    # exp(-2 drift n / variance), so 12 of those lengths beyond 3 B hold all but e^-12 of it
-    load = lam * limit_s
-    variance = load * (1.0 + load * (float(table[2][-1]) + jitter_sigma ** 2))
+    load = lam * chain.limit_s
+    variance = load * (1.0 + load * chain.spread)
     states = int(min(MAX_STATES, 3 * cap + 12 * variance / (2 * drift)))
     n = np.arange(1, states + 1)
     deep = n > cap
-    means = np.empty(states)
-    sigmas = np.empty(states)
-    means[~deep] = mean_s[n[~deep] - 1]
-    sigmas[~deep] = sigma[n[~deep] - 1]
-    deep_mean, deep_scv = backlog_table(table, cap, mean_s[-1], n[deep].astype(float))
-    means[deep] = deep_mean
-    sigmas[deep] = np.sqrt(np.log1p(deep_scv) + jitter_sigma ** 2)
-    z = ndtri((np.arange(STATE_NODES) + 0.5) / STATE_NODES)
-    times = means[:, None] * np.exp(sigmas[:, None] * z[None, :] - sigmas[:, None] ** 2 / 2)  # (states, nodes)
+    means, sigmas, times, second = (chain.means[:states], chain.sigmas[:states], chain.times[:states],
+                                    chain.second[:states])
     # arrivals during one batch: Poisson(lam S), counted up to far beyond its largest mean (the rest is lumped)
     top = lam * float(times.max()) + time_queue * lam
     counts = np.arange(min(states, int(top + 10 * math.sqrt(top) + 10)) + 1)
     log_factorial = gammaln(counts + 1.0)
-    x = lam * times[..., None]
-    pois = np.exp(counts * np.log(x) - x - log_factorial)  # (states, nodes, arrivals)
-    arrivals = pois.mean(axis=1)  # mixed Poisson law of the arrivals during one batch, per state
-    # n > B: n' = n - B + arrivals (index n' - 1, the overflow in the last state)
-    rows = np.nonzero(deep)[0]
-    target = np.minimum((n[rows] - cap - 1)[:, None] + counts[None, :], states - 1)
-    flat = np.bincount((rows[:, None] * states + target).ravel(), weights=arrivals[rows].ravel(),
-                       minlength=states * states)
-    transition = flat.reshape(states, states)
-    transition[rows, -1] += np.maximum(0.0, 1.0 - arrivals[rows].sum(axis=1))
-    # n <= B: a fresh start, n' = 1 + Poisson(lam D)
+    lower, mix = chain.lower[:states], chain.weight[:states]
+    points = chain.laws[:min(int(lower[-1]) + 2, len(chain.laws))]  # the law points up to the one past the last n
+    x = lam * chain.times[points][..., None]
+    pois = np.exp(counts * np.log(x) - x - log_factorial)  # (law points, nodes, arrivals)
+    law = pois.mean(axis=1)  # mixed Poisson law of the arrivals during one batch, per law point
+    # the counts no law reaches (each below TAIL_MASS, a batch's top node with it below STATE_NODES TAIL_MASS)
+    # add nothing: cut them, so the widest jump and with it the band of the solve is the laws' real reach
+    reach = int(np.nonzero(law.max(axis=0) > TAIL_MASS)[0][-1]) + 2
+    counts, log_factorial, pois, law = counts[:reach], log_factorial[:reach], pois[..., :reach], law[:, :reach]
+    upper = np.minimum(lower + 1, len(points) - 1)
+    # n > B: n' = n - B + arrivals
+    arrivals = law[lower[deep]] * (1.0 - mix[deep, None]) + law[upper[deep]] * mix[deep, None]
+    # n <= B (the first law points): a fresh start, n' = 1 + Poisson(lam D)
     shallow = np.nonzero(~deep)[0]
     s = times[shallow]  # (b, nodes)
     over = np.maximum(s - time_queue, 0.0)
@@ -273,15 +335,11 @@ def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma
     late = np.where(s[..., None] > time_queue, pois[shallow] - idle[..., None] * pois_t, 0.0)  # j = 0..counts
     row = late[..., 1:] + idle[..., None] * pois_t[None, None, :-1]  # n' = j = 1..counts
     row = np.maximum(row, 0.0).mean(axis=1)
-    width = min(states, row.shape[1])
-    transition[shallow, :width] = row[:, :width]
-    transition[shallow, -1] += np.maximum(0.0, 1.0 - transition[shallow].sum(axis=1))
-    pi = stationary_law(transition)
+    pi = _stationary_banded(cap, arrivals, row, states)
     # cycle lengths and waiting areas per state
     cycle = np.empty(states)
     area = np.empty(states)
     busy = np.ones(states)
-    second = (times ** 2).mean(axis=1)
     cycle[deep] = means[deep]
     area[deep] = (n[deep] - cap) * means[deep] + lam * second[deep] / 2
     mean_d = np.where(s > time_queue, s - (1 - idle) / lam, time_queue)
@@ -299,7 +357,7 @@ def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma
     service_mean = float(np.dot(weight, means))
     # the deep states' laws change slowly with n: one component per interval of the backlog table (moments
     # matched in log space), so the mixture stays about B + 18 components long
-    group = np.where(deep, cap + np.searchsorted(table[0], n, side="right"), n)
+    group = chain.group[:states]
     log_mean = np.log(means) - sigmas ** 2 / 2
     total = np.bincount(group, weights=weight)
     used = total > 1e-12
@@ -308,3 +366,62 @@ def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma
     service_q = lognormal_mixture_quantile(total[used] / total[used].sum(), mu, np.sqrt(np.maximum(spread, 1e-12)), p)
     return PrebaQueue(batch_pmf=batch_pmf, wait_mean_s=wait, gather_mean_s=min(gather, wait),
                       p_wait=float(np.dot(pi, busy)), service_mean_s=service_mean, service_q_s=service_q)
+
+
+def _stationary_banded(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states: int) -> np.ndarray:
+    """Stationary law pi of backlog_chain_queue's chain on n = 1..states (index n - 1): from n > B to
+    n - B + k with probability arrivals[n - B - 1, k], from n <= B to j + 1 with probability fresh[n - 1, j],
+    whatever lies past the last state lumped in it.
+
+    pi (P - I) = 0 is one equation too many: drop the last state's (the only one the lumps enter) and fix
+    pi_1 = 1 instead (normalised after). The rest, in the unknowns pi_2..pi_N, is banded: state i reaches
+    j >= i - B, so coefficient (j, i) vanishes unless -(B - 1) <= j - (i - 1) <= the widest jump, and one
+    banded LU (LAPACK gbsv, in reverse order) costs about N B w instead of the dense solve's N^3 / 3. The answer is unique whenever
+    the chain has one stationary law with pi_1 > 0 (the difference of two solutions would be a multiple of it
+    vanishing at n = 1); if the solve fails, the dense one (engine.analytic.queueing.stationary_law) answers.
+    """
+    from scipy.linalg import LinAlgError, solve_banded
+
+    size = states - 1  # unknowns pi_2..pi_N (column c = n - 2), equations of n = 1..N-1 (row r = n - 1)
+    reach = arrivals.shape[1]
+    width = min(states, fresh.shape[1])
+    upper = max(cap - 1, 0)
+    lower = max(reach - cap, width, 1)
+    band = np.zeros((lower + upper + 1, size))
+    # band[upper + r - c, c] = coefficient of unknown c in equation r
+    if arrivals.size:  # n > B, column c = n - 2 >= B - 1, row r = n - B - 1 + k: band row k
+        band[:reach, cap - 1:] = arrivals.T
+    if cap > 1 and len(fresh) > 1:  # 2 <= n <= B: row r = j, band row upper + j - (n - 2)
+        n = np.arange(2, len(fresh) + 1)
+        j = np.arange(width)
+        band[upper + j[None, :] - (n[:, None] - 2), (n[:, None] - 2)] = fresh[1:, :width]
+    band[upper + 1] -= 1.0  # - pi_n in the equation of n
+    tail = max(size - lower - 1, 0)  # only the last lower + 1 columns reach past the last equation
+    rows = np.arange(lower + upper + 1)[:, None] - upper + np.arange(tail, size)[None, :]
+    band[:, tail:][rows >= size] = 0.0  # entries that fall in the dropped equation (or beyond: lumped)
+    rhs = np.zeros(size)
+    rhs[:min(width, size)] = -fresh[0, :min(width, size)]
+    rhs[0] += 1.0  # the equation of n = 1 holds -pi_1
+    try:  # in reverse order (J A J x' = J b): gbsv costs N kl (kl + ku), and kl = B - 1 is the narrow side
+        x = solve_banded((upper, lower), band[::-1, ::-1], rhs[::-1], check_finite=False)[::-1]
+    except (LinAlgError, ValueError):
+        x = np.full(size, np.nan)
+    pi = np.clip(np.concatenate([[1.0], x]), 0.0, None)
+    if not np.all(np.isfinite(pi)):
+        return _stationary_dense(cap, arrivals, fresh, states)
+    return pi / pi.sum()
+
+
+def _stationary_dense(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states: int) -> np.ndarray:
+    """_stationary_banded's law by the dense solve of the whole transition matrix (the lumps in the last state)."""
+    from engine.analytic.queueing import stationary_law
+
+    transition = np.zeros((states, states))
+    rows = np.arange(cap, states)
+    if len(rows):
+        target = np.minimum((rows - cap)[:, None] + np.arange(arrivals.shape[1])[None, :], states - 1)
+        np.add.at(transition, (np.broadcast_to(rows[:, None], target.shape), target), arrivals)
+    width = min(states, fresh.shape[1])
+    transition[:len(fresh), :width] = fresh[:, :width]
+    transition[:, -1] += np.maximum(0.0, 1.0 - transition.sum(axis=1))
+    return stationary_law(transition)

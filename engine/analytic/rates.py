@@ -36,7 +36,7 @@ from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wa
                                       timeout_batch_wait, wait_quantile)
 from engine.analytic.service_laws import (batch_tables, job_law, mean_job, request_service_quantile,
                                          request_weighted_service)
-from engine.analytic.preba import preba_backlog_queue
+from engine.analytic.preba import backlog_chain_queue, backlog_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
@@ -156,11 +156,8 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
     isolated timer batch's gathering (uniform over Time_queue), the rest a wait for the instance with an
     exponential tail and an atom at 0 (wait_quantile)."""
     cap_items = max(1, int(part.max_batch))
-    z = NormalDist().inv_cdf(p)
-    means, tails = batch_tables(part, cap_items)
-    sigma = lognormal_sigmas_for_ratios(tails / means, z)
-    jitter = part.jitter_sigma if part.jitter_sigma is not None else float(sigma[-1])
-    queue = preba_backlog_queue(lam_items, tq, means, sigma, _backlog_table(part), jitter, p)
+    queue = backlog_chain_queue(lam_items, tq, part.derived(("preba-states", cap_items, p),
+                                                            lambda: _preba_states(part, cap_items, p)), p)
     if queue is None:
         return GpuPoint.model_construct(
             capacity_rps=cap, utilization=lam / cap, batch=(float(cap_items),), partition_utilization=(1.0,),
@@ -173,6 +170,15 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
         batching_wait_mean_s=queue.gather_mean_s, batching_wait_q_s=p * tq, queue_wait_mean_s=wq,
         queue_wait_q_s=wait_quantile(wq, queue.p_wait, p), service_mean_s=queue.service_mean_s,
         service_q_s=queue.service_q_s, saturated=False)
+
+
+def _preba_states(part, cap_items: int, p: float):
+    """The rate-independent half of the PREBA backlog chain (engine.analytic.preba.backlog_states) of a
+    partition: its batch tables, their log-normal spreads at the p-quantile and its backlog table."""
+    means, tails = batch_tables(part, cap_items)
+    sigma = lognormal_sigmas_for_ratios(tails / means, NormalDist().inv_cdf(p))
+    jitter = part.jitter_sigma if part.jitter_sigma is not None else float(sigma[-1])
+    return backlog_states(means, sigma, _backlog_table(part), jitter)
 
 
 def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam: float, q_mean: float,
