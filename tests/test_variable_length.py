@@ -104,3 +104,77 @@ def test_analytic_capacity_within_5_percent_of_what_the_simulator_holds(ctx, sce
     # and 9 % (Jasper) below it
     cap = capacity(build_design(load_scenario(scenario, ctx.book), ctx))[0]
     assert abs(cap / held - 1) < 0.05
+
+
+PREBA = {"batching": {"policy": "preba"}}
+
+
+@pytest.mark.parametrize("scenario,held", [(BERT, 199.3), (JASPER, 374.6)], ids=["bert-large", "jasper"])
+def test_preba_capacity_is_the_pure_bucket_batch_the_simulator_holds(ctx, scenario, held):
+    """PREBA cuts batches by length bucket, so a long backlog yields batches of one bucket, far cheaper than a
+    random-member batch. held: the highest rate a 20k-request run (seed 3) holds without queue growth, by bisection
+    (engine.sim.compare.capacity_table on variable_grid(policies=("preba",))). Before: the analytic capacity priced
+    every Batch_max batch as random-member, 28 % (BERT, 144 req/s) and 25 % (Jasper, 281) below it."""
+    design = build_design(load_scenario({**scenario, **PREBA}, ctx.book), ctx)
+    assert design.gpu.partitions[0].backlog_cost is not None
+    assert abs(capacity(design)[0] / held - 1) < 0.05
+
+
+def test_backlog_cost_starts_at_the_random_member_batch_and_falls_to_the_pure_bucket_batch():
+    """n = B waiting: the batch is all of them (the order statistic of B); n -> inf: one bucket's B inputs."""
+    from engine.analytic.preba import backlog_batch_costs, bucket_max_costs
+
+    dist = LengthDistribution("uniform", low=0.0, high=4.0)
+    knots, row = np.array([0.0, 4.0]), np.array([0.0, 4.0])  # cost = the longest input
+    p, costs = bucket_max_costs(knots, row, dist, 1.0, 4)
+    assert p == pytest.approx([0.25] * 4)
+    assert costs[:, 3] == pytest.approx(np.arange(4) + 0.8)  # E[max of 4 U(0, 1)] = 4 / 5 above each bucket's floor
+    first, _ = backlog_batch_costs(p, costs, np.array([4, 8, 40, 4000]))
+    assert first[0] == pytest.approx(4 * 4 / 5, rel=1e-9)  # max of 4 U(0, 4)
+    assert first[-1] == pytest.approx(np.dot(p, costs[:, 3]), rel=1e-6)  # pure buckets: 2.3
+    assert np.all(np.diff(first) < 0)
+
+
+@pytest.mark.parametrize("load", [0.05, 0.5, 0.9, 0.999])
+def test_preba_chain_banded_solve_is_the_dense_one(load, monkeypatch):
+    """The backlog chain's stationary law by one banded LU (engine.analytic.preba._stationary_banded, the last
+    state's equation dropped, n = 1 fixed) is the dense solve's, up to rounding, from light load to the
+    MAX_STATES cut; the answer is the same whether the rate-independent half is made once or per call."""
+    from engine.analytic import preba
+
+    cap = 8
+    mean_s = 0.02 + 0.004 * np.arange(1, cap + 1)  # s, batches 1..B
+    sigma = np.full(cap, 0.1)
+    table = np.array([np.append(cap + np.array(preba.BACKLOG_OFFSETS), np.inf),
+                      np.append(np.linspace(1.0, 0.75, len(preba.BACKLOG_OFFSETS)), 0.75),
+                      np.full(len(preba.BACKLOG_OFFSETS) + 1, 0.05)])
+    chain = preba.backlog_states(mean_s, sigma, table, 0.05)
+    lam = load * cap / chain.limit_s
+    seen = {}
+    original = preba._stationary_banded
+
+    def both(*args):
+        banded, dense = original(*args), preba._stationary_dense(*args)
+        seen["gap"] = float(np.abs(banded - dense).max())
+        return banded
+
+    monkeypatch.setattr(preba, "_stationary_banded", both)
+    queue = preba.backlog_chain_queue(lam, 0.01, chain, 0.99)
+    monkeypatch.undo()
+    assert seen["gap"] < 1e-12
+    again = preba.preba_backlog_queue(lam, 0.01, mean_s, sigma, table, 0.05, 0.99)
+    assert again.wait_mean_s == queue.wait_mean_s and again.service_q_s == queue.service_q_s
+
+
+@pytest.mark.slow
+def test_preba_latency_tracks_the_simulator_with_length_buckets(ctx):
+    """BERT-large and Jasper under PREBA at 30/60/85 % of the analytic capacity (20k requests, seed 1). Before: the
+    85 % point of the simulator's capacity lay beyond the analytic capacity (unbounded latency). Jasper at 85 % is
+    the weakest point (mean -11 %, p99 -27 %): the backlog is taken as independent draws of the length law, while
+    the simulator's leftovers are biased to the rare long buckets."""
+    from engine.sim.compare import compare, variable_grid
+
+    df = compare(ctx, variable_grid(policies=("preba",)), utils=(0.3, 0.6, 0.85), n_requests=20_000, seed=1)
+    assert df["stable"].all()
+    assert (df["mean_error"].abs() < 0.13).all(), df.to_string()
+    assert (df["error"].abs() < 0.30).all(), df.to_string()

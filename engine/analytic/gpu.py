@@ -14,6 +14,7 @@ import numpy as np
 
 from engine.accelerator_side import GpuSide, Link, Partition
 from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile, query_size_pmf
+from engine.analytic.preba import backlog_cost_ratios, bucket_width
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
@@ -101,6 +102,25 @@ def padded_tables(scenario: Scenario, book: ProfileBook, partition: str, lengths
     return mean, tail
 
 
+def _uses_backlog_costs(scenario: Scenario, lengths: list[float], insts: list) -> bool:
+    """PREBA's length buckets priced by backlog (engine.analytic.preba): a variable-length model, one instance
+    (the chain is for one; several keep the gather-and-queue model) and queries of one item (the buckets count
+    requests)."""
+    return (len(lengths) > 1 and rule_for(scenario.batching.policy).length_buckets and len(insts) == 1
+            and scenario.workload.query_size.largest == 1 and scenario.workload.input_len.kind != "fixed")
+
+
+def preba_backlog_table(scenario: Scenario, book: ProfileBook, partition: str, lengths: list[float],
+                        cap: int) -> np.ndarray:
+    """The backlog table of a partition (engine.analytic.preba.backlog_cost_ratios) from the simulator's per-length
+    rows at Batch_max (length_rows, clamped as there) and its bucket width (by the model's input unit)."""
+    rows = length_rows(book, scenario, partition, lengths)
+    row = np.array([r[min(cap, len(r)) - 1] for r in rows])
+    dist = LengthDistribution.from_spec(scenario.workload.input_len, default=lengths[len(lengths) // 2])
+    unit = str(book.models.loc[scenario.model].get("input_unit") or "s") if scenario.model in book.models.index else "s"
+    return backlog_cost_ratios(np.array(lengths), row, dist, bucket_width(unit), cap)
+
+
 def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     """Partitions with their curves, Batch_max per partition and Time_queue for the scenario's policy."""
     model, sku = scenario.model, scenario.gpu.sku
@@ -116,6 +136,7 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     notes = []
     parts = []
     cache: dict[str, tuple] = {}
+    backlogs = _uses_backlog_costs(scenario, lengths, insts)
     for g, name, label in insts:
         if name not in cache:
             curve = _curve_at(book, model, sku, name, scenario.precision, length, lengths)
@@ -132,9 +153,10 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
             cache[name] = (curve, grid, knee) + _service_tables(scenario, book, name, curve, grid, lengths, pct)
         curve, grid, knee, mean_s, tail_s, sigma = cache[name]
         cap = _batch_cap(scenario, knee.batch, len(grid))
+        backlog = preba_backlog_table(scenario, book, name, lengths, cap) if backlogs else None
         parts.append(Partition(gpu_index=g, name=name, label=label, provenance=batch_provenance(curve, cap),
                                max_batch=cap, knee_batch=knee.batch, knee_time_s=knee.time_s, mean_s=mean_s,
-                               tail_s=tail_s, jitter_sigma=sigma))
+                               tail_s=tail_s, jitter_sigma=sigma, backlog_cost=backlog))
     policy = scenario.batching.policy
     tq = _time_queue(scenario, parts)
     if any(p.provenance.startswith("derived") for p in parts):

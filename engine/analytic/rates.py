@@ -36,6 +36,7 @@ from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wa
                                       timeout_batch_wait, wait_quantile)
 from engine.analytic.service_laws import (batch_tables, job_law, mean_job, request_service_quantile,
                                          request_weighted_service)
+from engine.analytic.preba import backlog_chain_queue, backlog_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
@@ -81,9 +82,22 @@ def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler:
     if not rule_for(gpu.policy).batches:
         rates = [1.0 / mean_job(part, q_pmf)[0] for part in gpu.partitions]
         return float(sum(rates) if pooled else len(rates) * min(rates))
-    items = [part.max_batch / part.service(part.max_batch) for part in gpu.partitions]
+    items = [part.max_batch / _full_batch_s(part) for part in gpu.partitions]
     total = sum(items) if pooled else len(items) * min(items)
     return total / q_mean
+
+
+def _backlog_table(part) -> Optional[np.ndarray]:
+    """The partition's PREBA backlog table (engine.analytic.preba) where it was made for its Batch_max, else None."""
+    table = part.backlog_cost
+    return table if table is not None and int(table[0][0]) == part.max_batch else None
+
+
+def _full_batch_s(part) -> float:
+    """Mean time (s) of a Batch_max batch when the instance is saturated: the random-member batch, or under PREBA's
+    length buckets the batch of one bucket a long backlog yields (engine.analytic.preba.backlog_cost_ratios)."""
+    table = _backlog_table(part)
+    return part.service(part.max_batch) * (float(table[1][-1]) if table is not None else 1.0)
 
 
 def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
@@ -111,6 +125,9 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
         return _unbatched_point(gpu, scheduler, pooled, lam, q_mean, q_pmf, p, cap)
     instances = len(gpu.partitions)
     lam_items = lam * q_mean
+    tq = gpu.time_queue_s
+    if instances == 1 and tq > 0 and rule.length_buckets and _backlog_table(gpu.partitions[0]) is not None:
+        return _preba_backlog_point(gpu.partitions[0], lam, lam_items, tq, p, cap)
     mix = _batch_mix(gpu, pooled, lam_items)
     if mix is None:  # even Batch_max cannot keep up
         parts = gpu.partitions
@@ -121,7 +138,6 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
             service_mean_s=float(np.mean([part.service(part.max_batch) for part in parts])), service_q_s=math.inf,
             saturated=True)
     busy = _all_busy_regime(gpu, scheduler, mix, lam_items, p)
-    tq = gpu.time_queue_s
     if instances == 1 and rule.wait_model == WaitModel.BULK_SERVICE:
         wait = _bulk_service_wait(gpu.partitions[0], mix, busy, lam_items, p)
     elif instances == 1 and tq > 0 and rule.wait_model == WaitModel.TIMER_CHAIN:
@@ -131,6 +147,38 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     else:
         wait = _gather_and_queue_wait(gpu, scheduler, pooled, mix, busy, lam, lam_items, p)
     return _batched_point(cap, lam, mix, wait, p)
+
+
+def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float, cap: float) -> GpuPoint:
+    """PREBA with length buckets on one instance (engine.analytic.preba.preba_backlog_queue): batches grow cheaper
+    with the backlog they are cut from, so the chain gives the waits, the batch sizes and the service time of a
+    request's batch at every load up to the pure-bucket capacity. The wait splits as for the timer chain: the
+    isolated timer batch's gathering (uniform over Time_queue), the rest a wait for the instance with an
+    exponential tail and an atom at 0 (wait_quantile)."""
+    cap_items = max(1, int(part.max_batch))
+    queue = backlog_chain_queue(lam_items, tq, part.derived(("preba-states", cap_items, p),
+                                                            lambda: _preba_states(part, cap_items, p)), p)
+    if queue is None:
+        return GpuPoint.model_construct(
+            capacity_rps=cap, utilization=lam / cap, batch=(float(cap_items),), partition_utilization=(1.0,),
+            batching_wait_mean_s=math.inf, batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf,
+            queue_wait_q_s=math.inf, service_mean_s=_full_batch_s(part), service_q_s=math.inf, saturated=True)
+    wq = max(0.0, queue.wait_mean_s - queue.gather_mean_s)
+    b_mean = float(np.dot(np.arange(1, cap_items + 1), queue.batch_pmf))
+    return GpuPoint.model_construct(
+        capacity_rps=cap, utilization=lam / cap, batch=(b_mean,), partition_utilization=(min(1.0, lam / cap),),
+        batching_wait_mean_s=queue.gather_mean_s, batching_wait_q_s=p * tq, queue_wait_mean_s=wq,
+        queue_wait_q_s=wait_quantile(wq, queue.p_wait, p), service_mean_s=queue.service_mean_s,
+        service_q_s=queue.service_q_s, saturated=False)
+
+
+def _preba_states(part, cap_items: int, p: float):
+    """The rate-independent half of the PREBA backlog chain (engine.analytic.preba.backlog_states) of a
+    partition: its batch tables, their log-normal spreads at the p-quantile and its backlog table."""
+    means, tails = batch_tables(part, cap_items)
+    sigma = lognormal_sigmas_for_ratios(tails / means, NormalDist().inv_cdf(p))
+    jitter = part.jitter_sigma if part.jitter_sigma is not None else float(sigma[-1])
+    return backlog_states(means, sigma, _backlog_table(part), jitter)
 
 
 def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam: float, q_mean: float,

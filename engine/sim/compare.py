@@ -38,7 +38,7 @@ VARIABLE = (
     ("jasper/lognormal-s", {"model": "jasper", "gpu": {"sku": "A100-SXM4-80GB"}, "preprocessing": {"device": "none"},
                             "workload": {"input_len": {"kind": "lognormal", "mu": 1.9, "sigma": 0.5}}}),
 )
-VARIABLE_BATCHING = ("none", "fixed", "work-conserving")
+VARIABLE_BATCHING = ("none", "fixed", "preba", "work-conserving")
 
 
 def grid(quick: bool = False) -> list[dict]:
@@ -57,9 +57,11 @@ def grid(quick: bool = False) -> list[dict]:
     return scenarios
 
 
-def variable_grid(quick: bool = False) -> list[dict]:
-    """Scenario dicts of the variable-length models, one per batching policy (first-idle-first-serve)."""
-    policies = ("work-conserving",) if quick else VARIABLE_BATCHING
+def variable_grid(quick: bool = False, policies: Optional[tuple[str, ...]] = None) -> list[dict]:
+    """Scenario dicts of the variable-length models, one per batching policy (first-idle-first-serve); PREBA
+    batches them by length bucket (engine.analytic.preba)."""
+    if policies is None:
+        policies = ("work-conserving",) if quick else VARIABLE_BATCHING
     return [{**base, "name": f"{label} {batching} fifs", "batching": {"policy": batching}}
             for (label, base), batching in itertools.product(VARIABLE, policies)]
 

@@ -20,8 +20,8 @@ from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileError
 
-AUDIO_BUCKET_S = 2.5  # PREBA section 4.3
-TOKEN_BUCKET = 64.0  # text models (assumption: PREBA buckets audio only)
+from engine.analytic.preba import AUDIO_BUCKET_S, TOKEN_BUCKET, bucket_width as _width_for_unit  # noqa: F401
+
 NO_CAP = 1 << 30
 
 
@@ -40,7 +40,7 @@ def bucket_width(design, ctx) -> float:
     unit = "s"
     if ctx is not None and design.scenario.model in ctx.book.models.index:
         unit = str(ctx.book.models.loc[design.scenario.model].get("input_unit") or "s")
-    return TOKEN_BUCKET if unit == "tokens" else AUDIO_BUCKET_S
+    return _width_for_unit(unit)
 
 
 def gpu_plan(design, ctx=None, lengths: Optional[np.ndarray] = None) -> GpuPlan:
