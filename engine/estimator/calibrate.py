@@ -163,7 +163,8 @@ class _Problem:
         parameter, which made every fit take seconds)."""
         terms, op_s, share, e, mem, over, item, unfused = self._terms(x)
         n_pts, n_x = len(self.obs), len(x)
-        pred = np.bincount(self.pt, weights=op_s * share, minlength=n_pts) + over[self.harn] + self.batch * item[self.harn]
+        pred = np.bincount(self.pt, weights=op_s * share, minlength=n_pts) + over[self.harn] \
+            + self.batch * item[self.harn]
         slope = share * (terms / np.maximum(op_s, 1e-30)) ** (SMOOTH_NORM - 1)  # d (share x op) / d term
         base = self.fam * _FAM_PARAMS
         fitted = self.cls >= 0
