@@ -102,16 +102,11 @@ def test_cli_names_a_bad_onnx_file(run_cli, tmp_path):
     assert r.returncode != 0 and "does not parse" in r.stderr and "Traceback" not in r.stderr
 
 
-#: saturated throughput misses its goal today (16.5 % median; the vision models on T4 and the one-point SplitRPC
-#: curves are furthest off, see the issue 13 note): this bound keeps it from getting worse until the goal is met
-SATURATED_TODAY = 0.17
-
-
 def test_the_leave_one_out_table_meets_the_goal():
     t = pd.read_csv(LOO_TABLE)
     assert len(t) >= 60
     assert t["batch1_err"].abs().median() <= GOAL_BATCH1
-    assert t["sat_err"].abs().median() <= max(GOAL_SATURATED, SATURATED_TODAY)
+    assert t["sat_err"].abs().median() <= GOAL_SATURATED
 
 
 def test_the_leave_one_out_table_is_what_the_estimator_gives_now(full_book):

@@ -10,7 +10,8 @@ from engine.estimator.roofline import Efficiency, Harness, OpTable, batch_latenc
 from engine.vocab import OpClass
 
 EFF = Efficiency(compute={c: 0.5 for c in OpClass}, memory=0.7, matrix_floor_s=5e-6, vector_floor_s=2e-6)
-HARNESS = Harness(overhead_s=1e-3, per_item_s=1e-5)
+#: an eager framework's share of the fusable operators, so the hypothesis cases cover that path too
+HARNESS = Harness(overhead_s=1e-3, per_item_s=1e-5, unfused=0.6)
 
 
 @pytest.fixture(scope="module")
@@ -19,12 +20,15 @@ def store_parts(store):
     return store.catalog(), specs
 
 
-def _ops(flops, weights, acts, classes, ref_len=None, power=0):
+def _ops(flops, weights, acts, classes, ref_len=None, power=0, fusable=True):
+    """A table of these operators, each followed by a fusable activation over its output (unless `fusable` is
+    False)."""
     n = len(flops)
+    act = _ops([0.0] * n, [0.0] * n, acts, [OpClass.MEMORY] * n, ref_len, power, False) if fusable else None
     return OpTable(model="m", ref_len=ref_len, op_class=tuple(classes), flops=np.array(flops, float),
                    weight_elems=np.array(weights, float), in_elems=np.array(acts, float),
                    out_elems=np.array(acts, float), flops_len_power=np.full(n, power),
-                   in_len_power=np.full(n, power), out_len_power=np.full(n, power))
+                   in_len_power=np.full(n, power), out_len_power=np.full(n, power), fusable=act)
 
 
 op_lists = st.lists(st.tuples(st.floats(0, 1e11), st.floats(0, 1e8), st.floats(0, 1e7),
@@ -80,11 +84,21 @@ def test_variable_length_attention_scales_quadratically(store_parts):
     spec = _spec(store_parts)
     eff = Efficiency(compute={c: 0.5 for c in OpClass}, memory=0.7, matrix_floor_s=0.0, vector_floor_s=0.0)
     none = Harness(overhead_s=0.0, per_item_s=0.0)
-    table = _ops([1e12], [0.0], [0.0], [OpClass.ATTENTION], ref_len=128, power=2)
+    table = _ops([1e12], [0.0], [0.0], [OpClass.ATTENTION], ref_len=128, power=2, fusable=False)
     t128 = batch_latency_s(table, spec, eff, none, 1, input_len=128)
     t256 = batch_latency_s(table, spec, eff, none, 1, input_len=256)
     assert t256 == pytest.approx(4 * t128, rel=1e-9)
     assert t128 == pytest.approx(1e12 / (312e12 * 0.5), rel=1e-9)  # compute-bound: FLOPs / (A100 fp16 peak x 0.5)
+
+
+def test_an_eager_harness_pays_the_fusable_operators_and_a_fusing_one_does_not(store_parts):
+    spec = _spec(store_parts, "T4-16GB")
+    table = _ops([1e9], [1e6], [1e6], [OpClass.CONV])
+    fused, eager = (batch_latency_s(table, spec, EFF, Harness(overhead_s=0, per_item_s=0, unfused=u), 8)
+                    for u in (0.0, 1.0))
+    alone = batch_latency_s(table.model_copy(update={"fusable": None}), spec, EFF,
+                            Harness(overhead_s=0, per_item_s=0), 8)
+    assert fused == alone and eager > fused
 
 
 def test_smooth_max_is_within_the_norm_of_the_true_max():

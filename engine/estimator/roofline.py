@@ -11,8 +11,13 @@ tail latency of a kernel too small to fill the GPU):
                                                        so the calibration's least-squares fit has slopes)
 
 and the batch takes overhead_s + batch x per_item_s (the serving harness: host work, copies, framework)
-plus the sum over operators. Operators marked fusable (bias, norm, activation after a conv or matmul)
-are folded into the kernel before them, as TensorRT and XLA do, and cost nothing of their own.
+plus the sum over operators. Operators marked fusable (activation or residual add after a conv or
+matmul) are folded into the kernel before them by compilers that fuse (TensorRT, XLA, TVM), and cost
+nothing of their own; a framework that runs them eagerly (PyTorch, TensorFlow without XLA) launches each
+as its own bandwidth-bound kernel, which reads and writes the whole activation. The harness's
+`unfused` share (0..1) says how much of that second case it pays: the fusable operators' own roofline
+times, scaled by it. Unlike per-item host time it scales with the GPU's bandwidth, which is why the
+same eager harness is far slower per item on a T4 (320 GB/s) than on an A100 (1.5-2 TB/s).
 Units: seconds, FLOPs, elements, bytes.
 """
 
@@ -52,6 +57,7 @@ class Harness(BaseModel):
 
     overhead_s: float = Field(ge=0)
     per_item_s: float = Field(ge=0)
+    unfused: float = Field(0.0, ge=0, le=1)  # share of the fusable operators' own kernels it pays (0: all fused)
 
 
 class OpTable(BaseModel):
@@ -69,6 +75,9 @@ class OpTable(BaseModel):
     flops_len_power: np.ndarray
     in_len_power: np.ndarray
     out_len_power: np.ndarray
+    #: the fusable operators (activations, residual adds) as their own table: what an eager framework runs as
+    #: separate kernels; None when the model has none
+    fusable: Optional["OpTable"] = None
 
     @property
     def n_kernels(self) -> int:
@@ -80,13 +89,19 @@ class OpTable(BaseModel):
 
 
 def op_table(model: str, rows: Sequence) -> OpTable:
-    """The unfused operators of one model from its cost rows (OpCostRow or mappings), in graph order."""
-    kept = [r for r in sorted(rows, key=lambda r: _get(r, "op")) if not bool(_get(r, "fusable"))]
+    """The unfused operators of one model from its cost rows (OpCostRow or mappings), in graph order, with its
+    fusable operators as `fusable`."""
+    ordered = sorted(rows, key=lambda r: _get(r, "op"))
+    kept = [r for r in ordered if not bool(_get(r, "fusable"))]
     if not kept:
         raise ValueError(f"{model} has no operators in its cost table")
-    ref = {_get(r, "ref_len") for r in kept}
-    ref_len = next(iter(ref))
+    ref_len = next(iter({_get(r, "ref_len") for r in kept}))
     ref_len = None if ref_len is None or ref_len != ref_len else float(ref_len)
+    fused = [r for r in ordered if bool(_get(r, "fusable"))]
+    return _table(model, ref_len, kept, _table(model, ref_len, fused) if fused else None)
+
+
+def _table(model: str, ref_len: Optional[float], kept: Sequence, fusable: Optional[OpTable] = None) -> OpTable:
 
     def col(name):
         return np.array([float(_get(r, name) or 0.0) for r in kept])
@@ -94,7 +109,7 @@ def op_table(model: str, rows: Sequence) -> OpTable:
     return OpTable(model=model, ref_len=ref_len, op_class=tuple(OpClass(_get(r, "op_class")) for r in kept),
                    flops=col("flops"), weight_elems=col("weight_elems"), in_elems=col("in_elems"),
                    out_elems=col("out_elems"), flops_len_power=col("flops_len_power"),
-                   in_len_power=col("in_len_power"), out_len_power=col("out_len_power"))
+                   in_len_power=col("in_len_power"), out_len_power=col("out_len_power"), fusable=fusable)
 
 
 def _get(row, name):
@@ -128,6 +143,10 @@ def operator_times_s(ops: OpTable, spec: PartitionSpec, eff: Efficiency, batch: 
 
 def batch_latency_s(ops: OpTable, spec: PartitionSpec, eff: Efficiency, harness: Harness, batch: float,
                     input_len: Optional[float] = None) -> float:
-    """Mean service time (s) of one batch: the harness's share plus every operator's roofline time."""
+    """Mean service time (s) of one batch: the harness's share plus every operator's roofline time, and the
+    harness's `unfused` share of the fusable operators' times."""
+    fused_s = 0.0
+    if ops.fusable is not None and harness.unfused > 0:
+        fused_s = harness.unfused * float(operator_times_s(ops.fusable, spec, eff, batch, input_len).sum())
     return float(harness.overhead_s + batch * harness.per_item_s
-                 + operator_times_s(ops, spec, eff, batch, input_len).sum())
+                 + operator_times_s(ops, spec, eff, batch, input_len).sum() + fused_s)
