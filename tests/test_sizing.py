@@ -17,8 +17,12 @@ from engine.analytic.operating_point import at_rate, sla_bounded_rate
 from engine.catalog import UnknownNameError, validate_layout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_CORES, SizingError, size, size_type
+from engine.io.exporters import csv_bytes
+from engine.io.importers import import_file
 from engine.scenario import ScenarioError, load_scenario
+from engine.seed.records import LatencyPointRow
 from engine.sim.run import simulate_design
+from engine.store import Store
 from tests.conftest import ROOT
 
 BERT = {"name": "bert", "model": "bert-large", "gpu": {"sku": "V100-16GB"}, "workload": {"sla": {"latency_ms": 130}}}
@@ -75,20 +79,40 @@ def test_the_answer_is_the_least_that_meets_the_rate(ctx, rate):
             not _meets(ctx, _with(answer.scenario, count=GPUS_PER_SERVER, cores=MAX_CORES), rate / (answer.servers - 1))
 
 
-def test_mig_type_packs_a_valid_layout_and_types_without_profiles_are_named(ctx, catalog):
+def test_mig_type_packs_a_valid_layout_and_every_type_answers(ctx, catalog):
+    """A100 (published curves) and H100 (estimated: no published curve) answer, ranked by TCO; a V100 that cannot
+    carry the rate says why instead of raising."""
     rate = 9000.0
     r = size(RESNET, ctx, rate, ["A100-SXM4-80GB", "H100-SXM5-80GB", "V100-16GB"], confirm=False)
+    by_sku = {a.sku: a for a in r.answers}
+    assert by_sku["A100-SXM4-80GB"].status == by_sku["H100-SXM5-80GB"].status == "ok"
+    assert by_sku["V100-16GB"].status == "ok" or by_sku["V100-16GB"].reason
     ok = [a for a in r.answers if a.status == "ok"]
-    assert [a.tco_usd for a in ok] == sorted(a.tco_usd for a in ok) and r.best == ok[0].sku
-    h100 = next(a for a in r.answers if a.sku == "H100-SXM5-80GB")
-    assert h100.status == "cannot evaluate" and "resnet50" in h100.reason  # said, not a crash
-    assert r.answers.index(h100) >= len(ok)  # ranked after the types that answer
+    assert r.answers[:len(ok)] == ok and r.best == ok[0].sku  # answered types first
+    assert [a.tco_usd for a in ok] == sorted(a.tco_usd for a in ok)
+    assert by_sku["H100-SXM5-80GB"].curves == ["estimated"] and "estimated" not in by_sku["A100-SXM4-80GB"].curves
     for a in ok:
         if a.layout:
             validate_layout(catalog.gpu(a.sku), a.layout)  # a placed, valid per-GPU layout
         _check_least(ctx, a, rate)
-    a100 = next(a for a in r.answers if a.sku == "A100-SXM4-80GB")
-    assert a100.status == "ok" and a100.candidates > 1  # the scenario's own layout and the type's maximal ones
+    assert by_sku["A100-SXM4-80GB"].candidates > 1  # the scenario's own layout and the type's maximal ones
+
+
+def test_a_type_the_engine_cannot_price_is_named_and_ranked_last(tmp_path):
+    """A user's model measured on a V100 only, with no cost table for the estimator: the H100 is named with
+    the reason, not a crash, and ranked after the type that answers."""
+    store = Store(tmp_path / "k.duckdb")
+    rows = [LatencyPointRow(model="my-detector", sku="V100-16GB", partition="full", precision="fp16",
+                            framework="trt", batch=b, mean_ms=1.0 + 0.5 * b, throughput=b / (1.0 + 0.5 * b) * 1e3,
+                            kind="measured", source="bench run") for b in (1, 2, 4, 8, 16)]
+    import_file(store, csv_bytes(rows, LatencyPointRow), name="latency_points.csv")
+    user_ctx = Context.from_store(store)
+    scenario = {"model": "my-detector", "gpu": {"sku": "V100-16GB"}, "preprocessing": {"device": "none"},
+                "workload": {"sla": {"latency_ms": 50}}}
+    r = size(scenario, user_ctx, 500.0, ["H100-SXM5-80GB", "V100-16GB"], confirm=False)
+    assert [(a.sku, a.status) for a in r.answers] == [("V100-16GB", "ok"), ("H100-SXM5-80GB", "cannot evaluate")]
+    assert "my-detector" in r.answers[1].reason and r.best == "V100-16GB"
+    store.close()
 
 
 def test_the_simulator_confirms_the_winner(ctx):
@@ -101,6 +125,19 @@ def test_the_simulator_confirms_the_winner(ctx):
     assert c.simulated_ms == pytest.approx(sim.latency_ms.p99)
     assert c.met == (sim.stable and sim.latency_ms.p99 <= design.sla_s * 1e3)
     assert c.analytic_ms == pytest.approx(r.answers[0].latency_at_rate_ms)
+
+
+def test_an_h100_design_on_estimated_curves_is_confirmed_by_the_simulator(ctx):
+    """Issue 20 on H100: the least H100 hardware for 40,000 req/s, and the simulator's run of one of its servers
+    at its share on the same (estimated) service times is the verdict reported."""
+    r = size(RESNET, ctx, 40_000.0, ["H100-SXM5-80GB"], n_requests=4000, seed=1)
+    (winner,) = r.answers
+    assert winner.status == "ok" and winner.curves == ["estimated"] and r.best == "H100-SXM5-80GB"
+    c = r.confirmation
+    design = build_design(load_scenario(winner.scenario, ctx.book), ctx)
+    sim = simulate_design(design, 4000, seed=1, ctx=ctx, rate=winner.server_rate_rps, stats="numpy")
+    assert c.sku == "H100-SXM5-80GB" and c.simulated_ms == pytest.approx(sim.latency_ms.p99)
+    assert c.met == (sim.stable and sim.latency_ms.p99 <= design.sla_s * 1e3)
 
 
 def test_a_rate_nothing_can_carry_is_answered_not_raised(ctx):
@@ -137,6 +174,7 @@ def test_cli_size_json_and_text(tmp_path, ctx):
     winner = load_scenario(out_path.read_text(), ctx.book)  # one server of the winner, ready for export-design
     assert winner.gpu.count == expected.answers[0].gpus_per_server
     assert winner.host.cpu_cores == expected.answers[0].host_cores
-    assert "V100-16GB" in r.stdout and "cannot evaluate" in r.stdout and "simulator (2,000 requests" in r.stdout
+    assert "V100-16GB" in r.stdout and "simulator (2,000 requests" in r.stdout
+    assert "H100-SXM5-80GB" in r.stdout and "estimated service times" in r.stdout  # no published H100 curve: said
     r = subprocess.run(cmd[:5] + ["--rate", "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "positive" in r.stderr

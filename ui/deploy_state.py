@@ -60,5 +60,6 @@ def sizing_table(result) -> pd.DataFrame:
                      "DPU units per server": a.dpu_units if ok else None,
                      f"p{result.percentile:g} at rate (ms)": a.latency_at_rate_ms if ok else None,
                      "SLA-bounded (req/s)": a.sla_bounded_rps if ok else None,
-                     "TCO (USD)": a.tco_usd if ok else None, "bottleneck": a.bottleneck if ok else ""})
+                     "TCO (USD)": a.tco_usd if ok else None, "bottleneck": a.bottleneck if ok else "",
+                     "service times": ", ".join(a.curves)})
     return pd.DataFrame(rows)

@@ -44,7 +44,8 @@ def size_report(r) -> str:
                      f"({a.host_cores_used:.1f} used){dpu} at {a.server_rate_rps:,.0f} req/s")
         lines.append(f"       p{r.percentile:g} {_num(a.latency_at_rate_ms, '.2f')} ms at the rate; SLA-bounded "
                      f"{_num(a.sla_bounded_rps)} req/s in all ({_num(a.per_gpu_sla_rps)} per GPU alone); bottleneck "
-                     f"{a.bottleneck}; TCO ${_num(a.tco_usd)} (CAPEX ${_num(a.capex_usd)}); {a.candidates} layouts tried")
+                     f"{a.bottleneck}; TCO ${_num(a.tco_usd)} (CAPEX ${_num(a.capex_usd)}); {a.candidates} layouts tried; "
+                     f"{', '.join(a.curves)} service times")
     c = r.confirmation
     if c is not None:
         sim = f"{c.simulated_ms:.2f}" + (f" +-{c.ci_ms:.2f}" if c.ci_ms is not None else "") if c.simulated_ms else "-"

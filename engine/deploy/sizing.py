@@ -93,6 +93,7 @@ class TypeAnswer(BaseModel):
     tco_usd: float = math.inf  # of all servers, at R
     capex_usd: float = math.inf
     queries_per_usd: float = 0.0
+    curves: list[str] = []  # provenance of the service-time curves priced ('published', 'derived', 'estimated')
     candidates: int = 0  # layouts tried
     scenario: Optional[dict] = None  # one server as a scenario (kneepoint.scenario/1) at its share, for export-design
 
@@ -298,7 +299,8 @@ def _answer(scenario: Scenario, ctx: Context, gpu, layout, servers: int, per_ser
         server_rate_rps=share, per_gpu_sla_rps=per_gpu, sla_bounded_rps=servers * sla_bounded_rate(design),
         capacity_rps=servers * cap, bottleneck=bottleneck, latency_at_rate_ms=q * 1e3,
         tco_usd=servers * cost.tco_usd, capex_usd=servers * cost.capex_usd,
-        queries_per_usd=cost.queries_per_usd, candidates=candidates, scenario=scenario_out)
+        queries_per_usd=cost.queries_per_usd, candidates=candidates, scenario=scenario_out,
+        curves=sorted({p.provenance for p in design.gpu.partitions}))
 
 
 def _multiset(layout) -> dict[str, int]:
