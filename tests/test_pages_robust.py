@@ -1,15 +1,19 @@
 """Every model on every page, on GPUs with and without its profiles: a message, never a traceback.
 
 Most (model, GPU) pairs have no latency points of their own (the seed sources publish a few GPUs per
-model), so each page must explain what is missing rather than raise.
+model): each page answers them on estimated curves, and a design nothing can price (a user's model with no
+operator costs, on a GPU it was not measured on) is explained rather than raised.
 """
 
 import pytest
 
+from engine.io.exporters import csv_bytes
+from engine.io.importers import import_file
+from engine.seed.records import LatencyPointRow
 from tests.conftest import ROOT
 from tests.pagetest import open_page
 
-GPUS = ["A100-SXM4-80GB", "H100-SXM5-80GB", "T4-16GB"]  # MIG with points, MIG without points, no MIG
+GPUS = ["A100-SXM4-80GB", "H100-SXM5-80GB", "T4-16GB"]  # MIG with points, MIG estimated, no MIG
 
 
 def _every_model(at, key: str, gpu_key: str | None = None) -> list[str]:
@@ -32,9 +36,22 @@ def test_no_model_raises(page, model_key, gpu_key):
     assert _every_model(at, model_key, gpu_key) == []
 
 
-def test_an_unanswerable_design_is_explained_on_every_page():
+@pytest.fixture
+def measured_on_v100_only(store):
+    """A user's model measured on a V100 and nothing else: it has no operator costs, so the estimator cannot
+    price it on another GPU (every catalogue model now has an answer on every GPU)."""
+    rows = [LatencyPointRow(model="my-detector", sku="V100-16GB", partition="full", precision="fp16",
+                            framework="trt", batch=b, mean_ms=1.0 + 0.5 * b, throughput=b / (1.0 + 0.5 * b) * 1e3,
+                            kind="measured", source="bench run") for b in (1, 2, 4, 8)]
+    import_file(store, csv_bytes(rows, LatencyPointRow), name="latency_points.csv")
+    yield "my-detector"
+    store.clear_user_rows("latency_points")
+
+
+def test_an_unanswerable_design_is_explained_on_every_page(measured_on_v100_only):
     at = open_page("design.py", timeout=300)
-    at.selectbox(key="d_model").set_value("alexnet").run()  # published on V100 only
+    at.selectbox(key="d_model").set_value(measured_on_v100_only).run()
+    at.selectbox(key="d_gpu").set_value("A100-SXM4-80GB").run()
     assert any("cannot be evaluated" in e.value and "points exist on V100-16GB" in e.value for e in at.error)
     at.button(key="d_pin").click().run()
     for page in ("compare", "search", "partitioning", "preprocessing", "rpc", "tenancy", "cost", "profiles", "report"):
