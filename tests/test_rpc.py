@@ -240,3 +240,30 @@ def test_overrides_change_only_what_they_name(preset, data, req, resp, k, gpu):
     assert moved <= MAY_MOVE[name]
     if "server_proc_s" in moved:
         assert base.stack == "smartnic"
+
+
+def test_serial_executor_splits_host_work_per_request_and_per_batch():
+    """serial_executor_s: critical CPU of a batch of b = b x per-request + per-batch (less completion), exactly."""
+    from engine.stages.rpc import serial_executor_s
+    c = with_changes(PRESETS[RpcPreset.GRPC_BYPASS], pcie_gen=3)
+    item, batch = serial_executor_s(c, 602112, 4000, 50)
+    for b in (1, 3, 8):
+        bd = rpc_breakdown(c, 602112, 4000, 50, 1e-3, batch=b)
+        assert b * item + batch - bd.completion_s == pytest.approx(b * bd.critical_cpu_s, rel=1e-9)
+    pnic_item, _ = serial_executor_s(with_changes(PRESETS[RpcPreset.SPLITRPC_PNIC], pcie_gen=3), 602112, 4000, 50)
+    assert pnic_item < item / 20  # the NIC's direct DMA leaves the host almost nothing per request (Sec 5.1)
+
+
+def test_serial_executor_moves_rpc_work_onto_the_gpu_stage_only_when_asked():
+    """Off by default (the default answers stay); on, the executor saturates before the GPU for gRPC-VMA LeNet."""
+    from engine.analytic import Context, build_design, evaluate_design
+    from engine.scenario import load_scenario
+    from engine.store import Store
+    ctx = Context.from_store(Store())
+
+    def cap(preset, serial):
+        data = {"model": "lenet", "gpu": {"sku": "A100-SXM4-40GB"}, "preprocessing": {"device": "none"},
+                "batching": {"policy": "none"}, "rpc": {"preset": preset, "components": {"serial_executor": serial}}}
+        return evaluate_design(build_design(load_scenario(data, ctx.book), ctx), ctx, rate=100).capacity_rps
+    assert cap("grpc-bypass", False) == cap("splitrpc-pnic", False)  # GPU-bound under both
+    assert cap("grpc-bypass", True) < 0.5 * cap("splitrpc-pnic", True)

@@ -24,7 +24,7 @@ from engine.profiles import ProfileBook
 from engine.scenario import Scenario
 from engine.stages import StageCost
 from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage, sm_decode_charges
-from engine.stages.rpc import rpc_path, rpc_stage
+from engine.stages.rpc import components_for, rpc_path, rpc_serial_executor, rpc_stage
 from engine.vocab import PreprocessDevice
 
 
@@ -109,8 +109,11 @@ def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key
     accelerator = backend_of(scenario).link(scenario, ctx.book).name
     host_key = ("host", scenario.model, accelerator, q, b, t1, design0.gpu.input_len, decode_on,
                 scenario.host, scenario.preprocessing, rpc_json)
-    stages, overhead, notes = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1, decode_on))
+    stages, overhead, notes, per_item = ctx.memo(host_key, lambda: _host_side(scenario, ctx, design0, q, b, t1,
+                                                                              decode_on))
     charges = _sm_decode(scenario, ctx, design0, decode_on)  # decode on a slice's SMs is its inference time too
+    if per_item > 0:  # a run-to-completion executor: each item's server-side host work is its batch's time too
+        charges = {p.name: charges.get(p.name, 0.0) + per_item for p in design0.gpu.partitions}
     gpu = ctx.memo(("gpu+", gpu_key, overhead, tuple(sorted(charges.items()))),
                    lambda: with_sm_decode(with_overhead(design0.gpu, overhead), charges))
     return stages, overhead, notes, gpu
@@ -161,7 +164,7 @@ PREPROCESSING, PREPROCESSING_DRIVER = "preprocessing", "preprocessing driver"
 
 
 def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: int, t1: float, decode_on: tuple):
-    """(host stages, per-batch GPU overhead, notes) of a scenario."""
+    """(host stages, per-batch GPU overhead, notes, per-item GPU overhead) of a scenario."""
     book = ctx.book
     link = backend_of(scenario).link(scenario, book)
     model_row = ctx.memo(("model", scenario.model), lambda: _model_row(book, scenario.model))
@@ -213,11 +216,41 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
         stages.append(rpc)
         if pre.service_s > 0 or pre.fixed_s > 0:
             stages.append(pre)
-    overhead = path.gpu_overhead_s
+    overhead, per_item = path.gpu_overhead_s, 0.0
     if scenario.fpga is not None:  # an FPGA request is one MMIO command; redirecting it costs ~0 (EIF Sec V-C)
         overhead = 0.0
         notes.append("FPGA: no orchestration overhead on the accelerator (one MMIO command per request, EIF Sec V-C)")
-    return tuple(stages), overhead, tuple(notes) + tuple(n for s in stages for n in s.notes)
+    elif components_for(scenario.rpc).serial_executor:
+        stages, per_request, per_batch = _serial_executor(scenario, model_like, link.pcie_gen, stages)
+        overhead, per_item = overhead + per_batch, per_request / q
+        notes.append(f"serial executor (rpc.components.serial_executor): each batch's server-side RPC work "
+                     f"({per_request * 1e6:.1f} us per request + {per_batch * 1e6:.1f} us per batch) runs in series "
+                     f"with its GPU work")
+    return tuple(stages), overhead, tuple(notes) + tuple(n for s in stages for n in s.notes), per_item
+
+
+def _serial_executor(scenario: Scenario, model_like, pcie_gen: int, stages: list[StageCost]):
+    """(host stages, s per request, s per batch) when one executor runs each batch's server-side RPC work in series
+    with its GPU work (engine.stages.rpc.serial_executor_s): that work and the completion latency leave the RPC
+    stage's queue and latency for the GPU stage's (its breakdown loses them from server proc, then data movement,
+    and completion); the host cores it burns still cap the RPC stage."""
+    per_request, per_batch = rpc_serial_executor(scenario.rpc, model_like, pcie_gen)
+    out = []
+    for st in stages:
+        if st.name in ("rpc", "host_cpu"):
+            parts = dict(st.breakdown_s)
+            moved = st.service_s - parts.get("preprocess_cpu", 0.0)
+            done = parts.pop("completion", 0.0)
+            left = moved
+            for key in ("server_proc", "data_movement"):
+                take = min(left, parts.get(key, 0.0))
+                parts[key], left = parts.get(key, 0.0) - take, left - take
+            st = StageCost(name=st.name, service_s=st.service_s - moved, fixed_s=max(0.0, st.fixed_s - done),
+                           servers=st.servers, scv=st.scv, capacity_rps=st.capacity_rps, host_cpu_s=st.host_cpu_s,
+                           breakdown_s=parts if left <= 1e-12 else {}, host_cpu_parts_s=st.host_cpu_parts_s,
+                           notes=st.notes)
+        out.append(st)
+    return out, per_request, per_batch
 
 
 def _round3(x: float) -> float:

@@ -123,6 +123,11 @@ class RpcComponents(BaseModel):
     polling_interval_us: float = Field(100.0, gt=0, description="V-A: Sync-lite checks every 100 us")
     poll_check_us: float = Field(2.0, ge=0, description="V-A: one cudaEventQuery, about 2 us")
     spin_check_us: float = Field(0.5, ge=0, description="one query in a spin loop; the core spins all the wait")
+    # ---- server structure
+    serial_executor: bool = Field(False, description="True: one run-to-completion executor per GPU instance "
+                                  "does each batch's server-side host work, copies and completion in series with "
+                                  "its GPU work (SplitRPC Sec 5.3, 6.4: 'once an execution ... is complete, we run "
+                                  "another'); False: a pool of host cores does it beside the GPU")
 
     @model_validator(mode="after")
     def _stack_matches_network(self) -> "RpcComponents":
@@ -315,6 +320,29 @@ def rpc_breakdown(c: RpcComponents, request_bytes: float, response_bytes: float,
                         link_capacity_rps=link_cap, snic_capacity_rps=snic_cap)
 
 
+def serial_executor_s(c: RpcComponents, request_bytes: float, response_bytes: float,
+                      kernel_count: int) -> tuple[float, float]:
+    """(seconds per item, seconds per batch) that a run-to-completion server adds to its executor's busy time.
+
+    SplitRPC's servers (Sec 5.3 Inference Monitor, Sec 6.4 work-conserving batching: 'once an execution with a
+    particular batch-size is complete, we run another execution') hand a batch to the GPU only when the previous
+    one is done, and the thread that does so also does the server side of the RPC path: SerDes, transport and
+    stack work for each request, and the batch's host <-> GPU copies (Sec 3.1: cudaMemcpy on the request path
+    for gRPC, none for the NIC's direct DMA of Sec 5.1), then waits for completion. Those run in series with the
+    kernels, so a path whose server side is heavy saturates its executor before the GPU is busy: the knee moves
+    (Sec 6.3, Fig 9) and batching gains less (Sec 6.4, Fig 10). Kernel launches overlap the kernels (O1) and
+    are not counted here (the first launch is already in `gpu_overhead_s`).
+
+    Per item: the critical-path host CPU of one request (`RpcBreakdown.critical_cpu_s` less its share of the
+    batch's fixed copy cost); per batch: the fixed part of the copies plus the completion latency. Derived from
+    `rpc_breakdown` at batch 1 and 2, where critical_cpu_s(b) = item + fixed / b exactly (every copy cost is
+    linear in the batch's bytes). Seconds; bytes per request.
+    """
+    one, two = (rpc_breakdown(c, request_bytes, response_bytes, kernel_count, 0.0, batch=b) for b in (1, 2))
+    fixed = max(0.0, 2.0 * (one.critical_cpu_s - two.critical_cpu_s))
+    return max(0.0, one.critical_cpu_s - fixed), fixed + one.completion_s
+
+
 #: host CPU consumers of the RPC stage (HostCpuUse.cores keys)
 RPC_SERVING, LAUNCH_THREADS, COMPLETION_WAIT = "RPC serving", "kernel launch threads", "completion wait"
 
@@ -329,6 +357,12 @@ def rpc_path(spec: RpcSpec, model: ModelLike, gpu_time_s: float, pcie_gen: int =
     """`rpc_breakdown` for a scenario's RPC spec and a models.csv row (kernel_count defaults to 50)."""
     return rpc_breakdown(with_changes(components_for(spec), pcie_gen=int(pcie_gen)), model.request_bytes,
                          model.response_bytes, _kernels(model) or DEFAULT_KERNEL_COUNT, gpu_time_s, batch)
+
+
+def rpc_serial_executor(spec: RpcSpec, model: ModelLike, pcie_gen: int = 4) -> tuple[float, float]:
+    """`serial_executor_s` for a scenario's RPC spec and a models.csv row: (s per request, s per batch)."""
+    return serial_executor_s(with_changes(components_for(spec), pcie_gen=int(pcie_gen)), model.request_bytes,
+                             model.response_bytes, _kernels(model) or DEFAULT_KERNEL_COUNT)
 
 
 def rpc_stage(spec: RpcSpec, model: ModelLike, gpu_time_s: float, pcie_gen: int = 4, cores: float = 1.0,
