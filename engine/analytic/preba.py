@@ -15,13 +15,15 @@ Units: lengths in the model's input unit (s of audio or tokens), costs in s, rat
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln, xlog1py, xlogy
+from scipy.linalg import LinAlgError, solve_banded
+from scipy.special import gammaln, ndtri
 
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
+from engine.analytic.queueing import stationary_law
+from engine.analytic.service_laws import lognormal_mixture_quantile
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3: audio requests bucketed by 2.5 s of length
 TOKEN_BUCKET = 64.0  # text models: 64 tokens a bucket (an assumption: PREBA buckets audio only)
@@ -230,7 +232,6 @@ def backlog_states(mean_s: np.ndarray, sigma: np.ndarray, table: np.ndarray, jit
     lam times the mean cost, linear in n there) and adds to the variance only the spread of the cost across
     the interval, below 1 % of the mean in the table's widest intervals (the model's own resolution).
     """
-    from scipy.special import ndtri
 
     mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
     cap = len(mean_s)
@@ -296,7 +297,6 @@ def backlog_chain_queue(lam: float, time_queue: float, chain: BacklogStates, p: 
     in the last. Only n <= B returns to low n, so its transition matrix is banded (n' >= n - B), and the
     stationary law is one banded solve (_stationary_banded), linear in N.
     """
-    from engine.analytic.service_laws import lognormal_mixture_quantile
 
     cap = chain.cap
     drift = cap - lam * chain.limit_s
@@ -380,7 +380,6 @@ def _stationary_banded(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states
     the chain has one stationary law with pi_1 > 0 (the difference of two solutions would be a multiple of it
     vanishing at n = 1); if the solve fails, the dense one (engine.analytic.queueing.stationary_law) answers.
     """
-    from scipy.linalg import LinAlgError, solve_banded
 
     size = states - 1  # unknowns pi_2..pi_N (column c = n - 2), equations of n = 1..N-1 (row r = n - 1)
     reach = arrivals.shape[1]
@@ -414,7 +413,6 @@ def _stationary_banded(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states
 
 def _stationary_dense(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states: int) -> np.ndarray:
     """_stationary_banded's law by the dense solve of the whole transition matrix (the lumps in the last state)."""
-    from engine.analytic.queueing import stationary_law
 
     transition = np.zeros((states, states))
     rows = np.arange(cap, states)
