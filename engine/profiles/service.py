@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.catalog import Catalog, Gpu, UnknownNameError
 from engine.profiles.curves import Curve, CurveKey, curve_from_points
-from engine.profiles.interp import OutOfRange, interp_length
+from engine.profiles.interp import OutOfRange
 from engine.profiles.knee import knee_curve, knee_utilization, utilization
 from engine.vocab import KneeRule
 from engine.profiles.slicelaw import extrapolation_uncertainty, fit_slice_law, is_saturated

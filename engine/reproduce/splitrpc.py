@@ -112,7 +112,7 @@ ENTRIES: tuple[Entry, ...] = (
           "8 (the store's A100 40GB ResNet50 curve is TF1 AMP, not the paper's TensorRT)",
           _capacity_gain("resnet50", 8), FITTED, slow=True),
     Entry("splitrpc-p99-1500-resnet18", _LOAD + f", ResNet18 at {MID_RPS} req/s, work-conserving batching up to 8",
-          f"p99 saving at 1,500 req/s: " + _SERIAL + _R18 + f"so gRPC-VMA's executor saturates below {MID_RPS} "
+          "p99 saving at 1,500 req/s: " + _SERIAL + _R18 + f"so gRPC-VMA's executor saturates below {MID_RPS} "
           "req/s (unbounded p99: a 100 % saving)",
           _saving("resnet18", MID_RPS, "p99", 8), FITTED, slow=True),
 )

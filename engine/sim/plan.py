@@ -20,7 +20,7 @@ from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileError
 
-from engine.analytic.preba import AUDIO_BUCKET_S, TOKEN_BUCKET, bucket_width as _width_for_unit  # noqa: F401
+from engine.analytic.preba import bucket_width as _width_for_unit
 
 NO_CAP = 1 << 30
 
