@@ -17,10 +17,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
+from engine.analytic.preba import bucket_width as _width_for_unit
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileError
-
-from engine.analytic.preba import bucket_width as _width_for_unit
 
 NO_CAP = 1 << 30
 
