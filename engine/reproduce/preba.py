@@ -8,7 +8,9 @@ catalogue has one Conformer, so the paper's means over six models are means over
 results use Sec 3's fixed 2.5 s audio clips; Sec 6 the engine's default length (7 s, LibriSpeech-like). CPU
 preprocessing costs come from torchvision/torchcodec/MLX benchmarks, not from PREBA; the DPU's compute units
 per card were sized from PREBA's measured PCIe traffic (Sec 4.2), so that result is in-sample and the rest out
-of sample. preba-dpu-pcie still runs the Compare page's PREBA preset (ResNet-50, A100 80GB, 7 x 1g.10gb).
+of sample. preba-dpu-pcie still runs the Compare page's PREBA preset (ResNet-50, A100 80GB, 7 x 1g.10gb). The
+Fig 22 batching ablation runs the simulator (--simulate) on LibriSpeech-like lengths: its seven instances share
+one length-bucketed batcher, which the analytic backlog chain (one instance) does not cover.
 """
 
 from __future__ import annotations
