@@ -7,10 +7,8 @@ operator costs, on a GPU it was not measured on) is explained rather than raised
 
 import pytest
 
-from engine.io.exporters import csv_bytes
-from engine.io.importers import import_file
-from engine.seed.records import LatencyPointRow
 from tests.conftest import ROOT
+from tests.usermodel import MEASURED_ON, import_measured_on_one_gpu
 from tests.pagetest import open_page
 
 GPUS = ["A100-SXM4-80GB", "H100-SXM5-80GB", "T4-16GB"]  # MIG with points, MIG estimated, no MIG
@@ -37,22 +35,17 @@ def test_no_model_raises(page, model_key, gpu_key):
 
 
 @pytest.fixture
-def measured_on_v100_only(store):
-    """A user's model measured on a V100 and nothing else: it has no operator costs, so the estimator cannot
-    price it on another GPU (every catalogue model now has an answer on every GPU)."""
-    rows = [LatencyPointRow(model="my-detector", sku="V100-16GB", partition="full", precision="fp16",
-                            framework="trt", batch=b, mean_ms=1.0 + 0.5 * b, throughput=b / (1.0 + 0.5 * b) * 1e3,
-                            kind="measured", source="bench run") for b in (1, 2, 4, 8)]
-    import_file(store, csv_bytes(rows, LatencyPointRow), name="latency_points.csv")
-    yield "my-detector"
+def user_model(store):
+    """tests.usermodel's model, imported for one test and removed after it."""
+    yield import_measured_on_one_gpu(store)
     store.clear_user_rows("latency_points")
 
 
-def test_an_unanswerable_design_is_explained_on_every_page(measured_on_v100_only):
+def test_an_unanswerable_design_is_explained_on_every_page(user_model):
     at = open_page("design.py", timeout=300)
-    at.selectbox(key="d_model").set_value(measured_on_v100_only).run()
+    at.selectbox(key="d_model").set_value(user_model).run()
     at.selectbox(key="d_gpu").set_value("A100-SXM4-80GB").run()
-    assert any("cannot be evaluated" in e.value and "points exist on V100-16GB" in e.value for e in at.error)
+    assert any("cannot be evaluated" in e.value and f"points exist on {MEASURED_ON}" in e.value for e in at.error)
     at.button(key="d_pin").click().run()
     for page in ("compare", "search", "partitioning", "preprocessing", "rpc", "tenancy", "cost", "profiles", "report"):
         at.switch_page(str(ROOT / "pages" / f"{page}.py")).run()

@@ -17,13 +17,11 @@ from engine.analytic.operating_point import at_rate, sla_bounded_rate
 from engine.catalog import UnknownNameError, validate_layout
 from engine.cost import GPUS_PER_SERVER
 from engine.deploy.sizing import MAX_CORES, SizingError, size, size_type
-from engine.io.exporters import csv_bytes
-from engine.io.importers import import_file
 from engine.scenario import ScenarioError, load_scenario
-from engine.seed.records import LatencyPointRow
 from engine.sim.run import simulate_design
 from engine.store import Store
 from tests.conftest import ROOT
+from tests.usermodel import import_measured_on_one_gpu
 
 BERT = {"name": "bert", "model": "bert-large", "gpu": {"sku": "V100-16GB"}, "workload": {"sla": {"latency_ms": 130}}}
 RESNET = {"name": "rn", "model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "layout": ["1g.10gb"] * 7},
@@ -102,16 +100,13 @@ def test_a_type_the_engine_cannot_price_is_named_and_ranked_last(tmp_path):
     """A user's model measured on a V100 only, with no cost table for the estimator: the H100 is named with
     the reason, not a crash, and ranked after the type that answers."""
     store = Store(tmp_path / "k.duckdb")
-    rows = [LatencyPointRow(model="my-detector", sku="V100-16GB", partition="full", precision="fp16",
-                            framework="trt", batch=b, mean_ms=1.0 + 0.5 * b, throughput=b / (1.0 + 0.5 * b) * 1e3,
-                            kind="measured", source="bench run") for b in (1, 2, 4, 8, 16)]
-    import_file(store, csv_bytes(rows, LatencyPointRow), name="latency_points.csv")
+    model = import_measured_on_one_gpu(store)
     user_ctx = Context.from_store(store)
-    scenario = {"model": "my-detector", "gpu": {"sku": "V100-16GB"}, "preprocessing": {"device": "none"},
+    scenario = {"model": model, "gpu": {"sku": "V100-16GB"}, "preprocessing": {"device": "none"},
                 "workload": {"sla": {"latency_ms": 50}}}
     r = size(scenario, user_ctx, 500.0, ["H100-SXM5-80GB", "V100-16GB"], confirm=False)
     assert [(a.sku, a.status) for a in r.answers] == [("V100-16GB", "ok"), ("H100-SXM5-80GB", "cannot evaluate")]
-    assert "my-detector" in r.answers[1].reason and r.best == "V100-16GB"
+    assert model in r.answers[1].reason and r.best == "V100-16GB"
     store.close()
 
 
