@@ -21,6 +21,7 @@ Rounding (not in the seed, which deploys whole instances): see `round_instances`
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -286,7 +287,6 @@ def lognormal_pdf(mu: float, sigma: float, max_batch: int = MAX_BATCH) -> dict[i
     (engine.analytic.lengths.query_size_pmf). mu and sigma are the mean and standard deviation of
     ln(size); sizes are items per query.
     """
-    from statistics import NormalDist
 
     if not (math.isfinite(mu) and math.isfinite(sigma) and sigma > 0):
         raise ParisError(f"log-normal: sigma must be positive and mu finite, got mu={mu}, sigma={sigma}")

@@ -15,6 +15,7 @@ import time
 from typing import Callable, Optional
 
 import numpy as np
+from pydantic import ValidationError
 
 from engine.contract import MAX_RATE_RPS, MIN_POSITIVE
 from engine.scenario import Scenario, load_scenario
@@ -62,7 +63,6 @@ def capacity_of(design, service: Optional[ServiceSpec], plan, host: bool) -> flo
 
 def _workload_from(data: dict) -> SimWorkload:
     """A SimWorkload from a dict; SimError names the field (a trace file, e.g., is refused, never read)."""
-    from pydantic import ValidationError
 
 
     try:

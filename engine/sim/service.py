@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from statistics import NormalDist
 from typing import Optional
 
 import numpy as np
@@ -65,8 +66,6 @@ class GpuService:
                 self.draws = None  # deterministic
             self.sigma = [0.0] * self.n
         else:
-            from statistics import NormalDist
-
             z = NormalDist().inv_cdf(design.sla_percentile)
             self.tables = [partition.mean_s.tolist() for partition in partitions]
             # a variable-length model's tail_s also holds the spread of its batches' longest inputs, which the
