@@ -76,8 +76,13 @@ def reproduction_chart(rows: Sequence[ReproductionRow], title: Optional[str] = N
         fig.add_annotation(x=0, xref="paper", y=rid, yref="y", text=why, showarrow=False, xanchor="left",
                            xshift=4, font=dict(color="#666", size=11))
     xs = [x for _, x in plotted] + [lo_band, hi_band]
-    lo, hi = min(xs) / 1.3, max(xs) * 1.3
-    ticks = log_ticks(lo, hi)
+    # the axis runs from the 1-2-5 tick below the lowest ratio to the one above the highest, so that even a
+    # short range shows a labelled tick on each side of 1
+    near = log_ticks(min(xs) / 10, max(xs) * 10)
+    lo = max(t for t in near if t <= min(xs) / 1.1)
+    hi = min(t for t in near if t >= max(xs) * 1.1)
+    ticks = [t for t in near if lo <= t <= hi]
+    lo, hi = lo / 1.08, hi * 1.08  # room for a point or a tick label at either end
     # 1-2-5 labels: plotly's default labels every minor step of a short log range and crams them
     fig.update_xaxes(title_text=X_TITLE, type="log", range=[math.log10(lo), math.log10(hi)], tickvals=ticks or None,
                      ticktext=[f"{t:g}" for t in ticks] or None)
