@@ -3,8 +3,12 @@
 import pandas as pd
 import streamlit as st
 
+from engine.charts.papers import reproduction_chart
+from engine.io.urlstate import encode
 from engine.reproduce.papers import PAPERS
+from engine.reproduce.registry import entries
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
+from engine.scenario import load_scenario
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.tables import show
@@ -28,7 +32,8 @@ def rows_for(paper: str, include_slow: bool) -> list[dict]:
 paper = st.selectbox("Paper", list(PAPERS), key="pap_paper", format_func=lambda k: f"{k} ({PAPERS[k]})")
 include_slow = st.toggle("Include the slow entries (up to a minute)", key="pap_slow", value=False)
 rows = rows_for(paper, include_slow)  # dicts: what the cache keeps
-summary = summarise([ReproductionRow(**r) for r in rows])
+models = [ReproductionRow(**r) for r in rows]
+summary = summarise(models)
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("results", summary.entries)
 c2.metric(f"within {WITHIN:.0%}", summary.within)
@@ -41,3 +46,15 @@ table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r[
                        "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
 show(table, key="pap_table")
 st.caption(summary.line())
+st.plotly_chart(reproduction_chart(models), key="pap_chart")
+st.caption(f"Each computed result as Kneepoint's value over the paper's (1 = the paper's number; the shaded band is "
+           f"within {WITHIN:.0%}). Results without a value (not modelled, or not run here) keep their line with the "
+           "reason instead of a point. Hover a point for both values, the unit and where in the paper it is.")
+designs = [e for e in entries(paper) if e.design is not None]
+if designs:
+    st.subheader("Open on Design")
+    st.caption("Results whose value comes from one design: open that very scenario on the Design page.")
+    book = context().book
+    for e in designs:
+        st.page_link("pages/design.py", label=f"{e.id}: {load_scenario(e.design, book).name}", icon=":material/tune:",
+                     query_params={"s": encode(load_scenario(e.design, book))})

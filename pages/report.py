@@ -12,9 +12,9 @@ import streamlit as st
 from engine.errors import KneepointError
 from engine.report import (ReportError, StaticUnavailable, build_report, find_chromium, html_to_pdf, png_files,
                            read_scenarios, render_html, report_tables, scenarios_json, table_files, zip_bytes)
-from engine.report.figures import FIGURE_TITLES, design_figures
+from engine.report.figures import FIGURE_TITLES, PAPERS_FIGURE_TITLE, design_figures, papers_figure
 from engine.report.readback import REPORT_MAX_BYTES, check_report_size
-from engine.report.tables import hardware
+from engine.report.tables import hardware, papers_frame
 from engine.scenario import ScenarioError, load_scenario
 from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
@@ -40,11 +40,11 @@ st.caption("A report of one or more designs for a design review: one self-contai
 
 
 @engine_call(entries=16, spinner="Evaluating the designs...")
-def _bundle(texts: tuple[str, ...], title: str) -> dict:
-    """The report and its small files, once per choice of designs, title and data version."""
+def _bundle(texts: tuple[str, ...], title: str, papers: bool = False, papers_slow: bool = False) -> dict:
+    """The report and its small files, once per choice of designs, title, seed-papers section and data version."""
     store = get_store()
     report = build_report(list(texts), context(), seed_hash=seed_hash(store.seed_dir), title=title,
-                          user_rows=store.user_counts())
+                          user_rows=store.user_counts(), papers=papers, papers_slow=papers and papers_slow)
     return {"report": report, "csv": zip_bytes(table_files(report, "csv")),
             "parquet": zip_bytes(table_files(report, "parquet")), "json": scenarios_json(report)}
 
@@ -75,14 +75,23 @@ def report_tab() -> None:
     c = st.columns([3, 2])
     c[0].multiselect("Designs in the report", list(choices), format_func=lambda k: _label(k, choices), key="rep_pick")
     c[1].text_input("Title", value="Kneepoint design report", key="rep_title")
+    p = st.columns([2, 3])
+    p[0].checkbox("Include the seed papers", key="rep_papers", value=False,
+                  help="a 'Seed papers' section: each seed paper's headline results beside the engine's, as run now "
+                       "(the Papers page's table and chart); the simulator's entries only from the command line "
+                       "(python -m engine report --papers-simulate)")
+    if st.session_state["rep_papers"]:
+        p[1].checkbox("with the slow entries (up to a minute)", key="rep_papers_slow", value=False)
     picked = st.session_state["rep_pick"]
     if not picked:
         st.info("Choose at least one design: the current one, a pinned one (Design page: Pin) or a saved one.")
         return
     texts = tuple(choices[k] for k in picked)
     title = st.session_state["rep_title"]
+    papers = st.session_state["rep_papers"]
+    papers_slow = papers and st.session_state.get("rep_papers_slow", False)
     try:
-        files = _bundle(texts, title)
+        files = _bundle(texts, title, papers, papers_slow)
     except KneepointError as e:
         st.error(f"The report cannot be made: {md(e)}")
         return
@@ -108,7 +117,7 @@ def report_tab() -> None:
         st.info(f"PNG figures and the PDF are skipped here: {md(e)}.")
     else:
         # the files belong to these designs, this title and this data; any change hides them
-        digest = hashlib.sha256(repr((texts, title, store.version())).encode()).hexdigest()
+        digest = hashlib.sha256(repr((texts, title, papers, papers_slow, store.version())).encode()).hexdigest()
         if st.button("Make PNG figures and PDF", key="rep_static", help=f"renders with {chromium} (a few seconds)"):
             with st.spinner("Rendering with Chromium..."):
                 try:
@@ -140,6 +149,11 @@ def report_tab() -> None:
             show_table(tables["cost"][tables["cost"]["scenario"] == name], key=f"rep_cost_{i}")
     st.caption("Provenance: every stored latency point behind each partition's profile")
     show_table(tables["provenance"], key="rep_provenance")
+    if report.papers is not None:
+        st.subheader("Seed papers")
+        st.caption(PAPERS_FIGURE_TITLE)
+        st.plotly_chart(papers_figure(report.papers), key="rep_papers_fig")
+        show_table(papers_frame(report.papers.rows), key="rep_papers_table")
 
 def _act(where: str, action) -> None:
     """Run a button's action in its callback (before the page is drawn, so every tab sees the change) and

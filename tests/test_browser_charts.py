@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 #: url path -> buttons pressed before its charts are read (Compare draws nothing until designs are pinned)
 PAGES = {"designer": (), "compare-designs": ("Load preset",), "partition-plans": (), "preprocessing-view": (),
-         "rpc-path": ()}
+         "rpc-path": (), "seed-papers": ()}
 
 # One chart's text boxes (page pixels): titles (chart, axes, subplot titles and other annotations), the plot
 # areas, each axis's tick labels, and the vertical lines (shapes) with the annotations beside them.

@@ -1,5 +1,7 @@
 """The Papers page (issue 14): one seed paper's headline results beside the engine's, with the summary."""
 
+import pytest
+
 from tests.pagetest import open_page
 
 
@@ -14,7 +16,7 @@ def test_papers_page_shows_the_chosen_papers_results():
     assert (table[table["id"].str.startswith("eif-speedup")]["status"] == "not modelled").all()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["results"] == str(len(table)) and metrics["not modelled"] == "4"
-    assert "entries:" in at.caption[-1].value
+    assert any("entries:" in c.value for c in at.caption)  # the summary line under the table
 
 
 def test_papers_page_leaves_slow_entries_out_until_asked():
@@ -23,3 +25,81 @@ def test_papers_page_leaves_slow_entries_out_until_asked():
     table = at.dataframe[0].value
     assert "slow, not run" in set(table["status"]) and "needs --simulate" in set(table["status"])
     assert float(table[table["id"] == "paris-fig8-small-share"].iloc[0]["Kneepoint"]) == 40
+
+
+def _figure(at) -> dict:
+    import json
+
+    (chart,) = at.get("plotly_chart")
+    return json.loads(chart.proto.spec)
+
+
+def test_the_chart_plots_each_computed_result_as_a_ratio_with_the_band(store):
+    from engine.analytic import Context
+    from engine.reproduce.runner import run
+
+    at = open_page("papers.py")
+    at.selectbox(key="pap_paper").set_value("gpu-primitives").run()
+    table = at.dataframe[0].value
+    fig = _figure(at)
+    computed = [r for r in run(Context.from_store(store), paper="gpu-primitives", include_slow=False)
+                if r.status == "ok"]
+    points = {y: x for trace in fig["data"] for x, y in zip(trace["x"], trace["y"])}
+    assert len(points) == sum(len(t["x"]) for t in fig["data"]) == len(computed) > 0  # not-modelled rows: no point
+    for r in computed:  # every point is the runner's Kneepoint over the paper's value
+        assert points[r.id] == pytest.approx(r.kneepoint / r.paper_value)
+    assert {t["name"] for t in fig["data"]} == {"out of sample (predicted)", "in sample (fitted on that figure)"}
+    (band,) = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
+    assert (band["x0"], band["x1"]) == (0.75, 1.25)
+    assert fig["layout"]["xaxis"]["type"] == "log" and "log scale" in fig["layout"]["xaxis"]["title"]["text"]
+    listed = {a["y"]: a["text"] for a in fig["layout"]["annotations"]}  # listed with the reason, not plotted
+    assert listed == {"prim-synclite-alexnet": "not modelled", "prim-batchlatency-recog": "not modelled",
+                      "prim-gpudma-alexnet": "slow, not run"}
+    assert fig["layout"]["yaxis"]["categoryarray"] == list(table["id"])
+
+
+def test_a_result_from_one_design_links_to_that_design():
+    from urllib.parse import parse_qs
+
+    from engine.io.urlstate import decode
+    from engine.reproduce.registry import entries
+    from engine.scenario import load_scenario
+    from tests.conftest import ROOT
+
+    at = open_page("papers.py")
+    at.selectbox(key="pap_paper").set_value("preba").run()
+    entry = next(e for e in entries("preba") if e.design is not None)
+    (link,) = at.get("page_link")
+    assert link.proto.label.startswith(entry.id)
+    token = parse_qs(link.proto.query_string)["s"][0]
+    assert load_scenario(decode(token)) == load_scenario(entry.design)
+    at.query_params["s"] = token  # the link opens the Design page on that scenario
+    at.switch_page(str(ROOT / "pages" / "design.py")).run()
+    assert not at.exception, at.exception
+    assert at.session_state["d_model"] == entry.design["model"] == "citrinet"
+    at.switch_page(str(ROOT / "pages" / "papers.py")).run()
+    at.selectbox(key="pap_paper").set_value("eif").run()
+    assert not at.get("page_link")  # no EIF result comes from one design
+
+
+def test_every_paper_shows_without_an_exception():
+    from engine.reproduce.papers import PAPERS
+
+    at = open_page("papers.py")
+    for paper in PAPERS:
+        at.selectbox(key="pap_paper").set_value(paper).run()
+        assert not at.exception, (paper, at.exception)
+        assert len(at.get("plotly_chart")) == 1, paper
+
+
+def test_chart_lists_a_result_off_the_log_axis_without_a_point():
+    from engine.charts.papers import reproduction_chart
+    from engine.reproduce.runner import ReproductionRow
+
+    common = dict(paper="x", where="Fig 1", quantity="q", unit="x", within=False, sample="out-of-sample",
+                  mechanism="m", scenario="s", fitted_on=())
+    rows = [ReproductionRow(id="a", paper_value=2.0, kneepoint=1.0, rel_error=-0.5, status="ok", **common),
+            ReproductionRow(id="b", paper_value=2.0, kneepoint=-1.0, rel_error=-1.5, status="ok", **common)]
+    fig = reproduction_chart(rows)
+    assert [list(t.x) for t in fig.data] == [[0.5]]
+    assert [(a.y, a.text) for a in fig.layout.annotations] == [("b", "ratio not positive: off the log axis")]

@@ -134,3 +134,15 @@ def test_a_file_without_scenarios_is_explained(page):
     page.file_uploader(key="rep_import").set_value(("x.html", b"<html>hello</html>", "text/html")).run()
     assert not page.exception
     assert any("no embedded Kneepoint scenarios" in e.value for e in page.error)
+
+
+def test_the_seed_papers_section_is_added_on_request(page):
+    assert not any("mechanism / reason" in df.value.columns for df in page.dataframe)
+    page.checkbox(key="rep_papers").check().run()
+    assert not page.exception, page.exception
+    assert len(page.get("plotly_chart")) == 4  # the design's three and the papers' chart
+    papers = next(df.value for df in page.dataframe if "mechanism / reason" in df.value.columns)
+    from engine.reproduce.registry import entries
+
+    assert list(papers["id"]) == [e.id for e in entries()]
+    assert page.checkbox(key="rep_papers_slow").value is False

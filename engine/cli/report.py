@@ -4,7 +4,9 @@ Each SCENARIO may be a scenario JSON file, a JSON list of scenarios, or an earli
 .json), whose scenarios are re-evaluated; `--saved NAME` adds a saved scenario from the store. The HTML
 is always written; --csv DIR adds the tables as CSV and Parquet, scenarios.json, README.txt and, with a
 Chromium, figures/*.png; --pdf prints the report with Chromium. Without Chromium the PNG/PDF are skipped
-with a note on stderr saying why (the exit status stays 0: the report itself was written).
+with a note on stderr saying why (the exit status stays 0: the report itself was written). --papers adds a
+"Seed papers" section: the reproduction table as the engine computes it now (`python -m engine reproduce`) and its
+chart, without the slow and the simulator's entries unless --papers-slow / --papers-simulate ask for them.
 """
 
 from __future__ import annotations
@@ -40,11 +42,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     for path in args.scenarios:
         raw += scenario_dicts(read_report_input(path), source=shown(path))
     raw += [store.saved_scenarios.get(name).scenario for name in args.saved]
+    papers = args.papers or args.papers_slow or args.papers_simulate
     report = build_report(raw, ctx, seed_hash=seed_hash(store.seed_dir), title=args.title,
-                          user_rows=store.user_counts())
+                          user_rows=store.user_counts(), papers=papers, papers_slow=args.papers_slow,
+                          papers_simulate=args.papers_simulate)
     result = export_report(report, html_path=Path(args.output), table_dir=Path(args.csv) if args.csv else None,
                            pdf_path=Path(args.pdf) if args.pdf else None, chromium=args.chromium)
-    print(f"wrote {args.output}: {len(report.designs)} design(s), {len(result.written)} file(s) in all")
+    with_papers = f", {len(report.papers.rows)} seed-paper result(s)" if report.papers is not None else ""
+    print(f"wrote {args.output}: {len(report.designs)} design(s){with_papers}, {len(result.written)} file(s) in all")
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -60,4 +65,10 @@ def register(subparsers) -> None:
     rep.add_argument("--pdf", metavar="OUT.pdf", help="also print the report to PDF (needs Chromium)")
     rep.add_argument("--title", default="Kneepoint design report")
     rep.add_argument("--chromium", metavar="PATH", help="Chromium to use (default: $KNEEPOINT_CHROMIUM, /usr/bin/chromium)")
+    rep.add_argument("--papers", action="store_true",
+                     help="add a 'Seed papers' section: the reproduction table as run now, and its chart")
+    rep.add_argument("--papers-slow", action="store_true",
+                     help="with --papers, also run the slow entries (up to a few minutes; implies --papers)")
+    rep.add_argument("--papers-simulate", action="store_true",
+                     help="with --papers, also run the simulator's entries (minutes; implies --papers)")
     rep.set_defaults(func=cmd_report)

@@ -16,6 +16,7 @@ from engine.analytic import Context, Evaluation, build_design, evaluate_design
 from engine.analytic import load_curve as analytic_load_curve
 from engine.errors import KneepointError
 from engine.report.provenance import ProfileUse, profiles_used
+from engine.reproduce.runner import ReproductionRow, run as run_reproductions
 from engine.scenario import Scenario, ScenarioError, load_scenario
 
 ENGINE_VERSION = "0.8"  # bump when results for the same scenario and data change
@@ -46,6 +47,23 @@ class DesignResult(BaseModel):
     profiles: tuple[ProfileUse, ...]
 
 
+class PapersSection(BaseModel):
+    """The seed papers' reproduction table as the engine computes it now (engine.reproduce.runner's rows); the slow
+    and the simulator's entries are run only when asked (their rows say 'slow, not run' / 'needs --simulate')."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rows: tuple[ReproductionRow, ...]
+    include_slow: bool
+    simulate: bool
+
+
+def papers_section(ctx: Context, include_slow: bool = False, simulate: bool = False) -> PapersSection:
+    """Every paper's reproduction rows, run against `ctx`."""
+    return PapersSection(rows=tuple(run_reproductions(ctx, include_slow=include_slow, simulate=simulate)),
+                         include_slow=include_slow, simulate=simulate)
+
+
 class Report(BaseModel):
     """A report over one or more designs, with what is needed to reproduce it."""
 
@@ -57,6 +75,7 @@ class Report(BaseModel):
     seed_hash: str  # engine.store.seed_hash of the seed tables the store was built from
     user_rows: dict[str, int]  # the user's own rows per table (imports, profiler output) beside the seed
     designs: tuple[DesignResult, ...]
+    papers: Optional[PapersSection] = None  # the "Seed papers" section, when asked for
 
     @property
     def scenarios(self) -> list[Scenario]:
@@ -113,8 +132,10 @@ def load_curve(design, percentile: float, points: int = CURVE_POINTS) -> LoadCur
 
 def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_hash: str,
                  title: str = "Kneepoint design report", user_rows: Optional[dict[str, int]] = None,
-                 created: Optional[datetime] = None) -> Report:
-    """Evaluate every scenario (validated against ctx's book) and collect what the report shows.
+                 created: Optional[datetime] = None, papers: bool = False, papers_slow: bool = False,
+                 papers_simulate: bool = False) -> Report:
+    """Evaluate every scenario (validated against ctx's book) and collect what the report shows; with `papers`,
+    also the seed papers' reproduction table (papers_section: the slow and simulator entries only when asked).
 
     Raises engine.scenario.ScenarioError for an invalid scenario, naming it and the field."""
     if not scenarios:
@@ -138,4 +159,5 @@ def build_report(scenarios: list[Scenario | dict | str], ctx: Context, *, seed_h
     when = (created or datetime.now(timezone.utc)).astimezone(timezone.utc).replace(microsecond=0)
     return Report(title=title.strip() or "Kneepoint design report", created=when.isoformat(),
                   engine_version=engine_version(), seed_hash=seed_hash, user_rows=dict(user_rows or {}),
-                  designs=tuple(designs))
+                  designs=tuple(designs),
+                  papers=papers_section(ctx, papers_slow, papers_simulate) if papers else None)

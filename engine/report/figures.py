@@ -7,11 +7,14 @@ import re
 import plotly.graph_objects as go
 
 from engine.charts.design import breakdown_bar, latency_vs_load, utilization_bar
-from engine.report.build import DesignResult, Report
+from engine.charts.papers import reproduction_chart
+from engine.report.build import DesignResult, PapersSection, Report
 
 FIGURE_KINDS = ("latency_vs_load", "breakdown", "utilization")
 FIGURE_TITLES = {"latency_vs_load": "Tail latency against load", "breakdown": "Where the time goes",
                  "utilization": "Utilisation"}
+PAPERS_FIGURE_ID = "seed-papers"  # the Seed papers section's chart, when the report has one
+PAPERS_FIGURE_TITLE = "Seed papers: Kneepoint / paper per result"
 
 
 def design_figures(d: DesignResult) -> dict[str, go.Figure]:
@@ -25,6 +28,11 @@ def design_figures(d: DesignResult) -> dict[str, go.Figure]:
     }
 
 
+def papers_figure(section: PapersSection) -> go.Figure:
+    """The Papers page's chart of every computed result in the section (engine.charts.papers)."""
+    return reproduction_chart(section.rows)
+
+
 def slug(text: str) -> str:
     """A file- and id-safe form of a design name."""
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "design"
@@ -36,9 +44,11 @@ def figure_id(index: int, d: DesignResult, kind: str) -> str:
 
 
 def report_figures(report: Report) -> dict[str, go.Figure]:
-    """Every figure of the report by figure_id, in design order."""
+    """Every figure of the report by figure_id, in design order, then the Seed papers chart when there is one."""
     out = {}
     for i, d in enumerate(report.designs):
         for kind, fig in design_figures(d).items():
             out[figure_id(i, d, kind)] = fig
+    if report.papers is not None:
+        out[PAPERS_FIGURE_ID] = papers_figure(report.papers)
     return out

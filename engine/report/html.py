@@ -17,8 +17,10 @@ import pandas as pd
 from plotly.offline import get_plotlyjs
 
 from engine.report.build import REPORT_SCHEMA, Report
-from engine.report.figures import FIGURE_TITLES, design_figures, figure_id
-from engine.report.tables import hardware, report_tables
+from engine.report.figures import (FIGURE_TITLES, PAPERS_FIGURE_ID, PAPERS_FIGURE_TITLE, design_figures, figure_id,
+                                   papers_figure)
+from engine.report.tables import hardware, papers_frame, report_tables
+from engine.reproduce.runner import WITHIN, summarise
 
 PAYLOAD_ID = "kneepoint-report"
 
@@ -145,6 +147,25 @@ def _design_section(i: int, report: Report, tables: dict[str, pd.DataFrame]) -> 
             + "</section>")
 
 
+def _papers_section(report: Report) -> str:
+    """The seed papers' reproduction table as run for this report, with its chart and what was left out."""
+    section = report.papers
+    rows = list(section.rows)
+    left_out = [what for what, ran in (("the slow entries", section.include_slow),
+                                       ("the simulator's entries", section.simulate)) if not ran]
+    fig = papers_figure(section)
+    return ('<section class="papers" id="seed-papers"><h2>Seed papers</h2>'
+            "<p>Each seed paper's headline results beside the engine's own answer, computed when this report was "
+            f"made (never typed in). Within {WITHIN:.0%} of the paper counts as reproduced; in-sample means the "
+            "parameters used were fitted on that figure. " + escape(summarise(rows).line()) + ".</p>"
+            + (f"<p>Not run for this report: {escape(' and '.join(left_out))} (their rows say so); "
+               "<code>python -m engine reproduce --simulate</code> runs every entry.</p>" if left_out else "")
+            + f"<figure><figcaption>{escape(PAPERS_FIGURE_TITLE)}</figcaption>"
+            + fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{PAPERS_FIGURE_ID}",
+                          config={"displaylogo": False}) + "</figure>"
+            + table_html(papers_frame(rows)) + "</section>")
+
+
 def render_html(report: Report) -> str:
     """The report as one HTML document (str)."""
     tables = report_tables(report)
@@ -169,6 +190,8 @@ def render_html(report: Report) -> str:
         table_html(inputs, diff_rows=len(names) > 1),
     ]
     parts += [_design_section(i, report, tables) for i in range(len(report.designs))]
+    if report.papers is not None:
+        parts.append(_papers_section(report))
     parts.append("<h2>Reproduce</h2><p>The scenarios are embedded in this file: open Kneepoint's Report page and "
                  "import this file, or run <code>python -m engine report THIS.html -o NEW.html</code>. Results "
                  f"depend on the engine version ({escape(report.engine_version)}) and the seed data "

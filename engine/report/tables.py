@@ -150,6 +150,20 @@ def report_tables(report: Report) -> dict[str, pd.DataFrame]:
     return {t: _frame(rows[t], t) for t in TABLE_NAMES}
 
 
+#: the "Seed papers" section's table (engine.report.build.PapersSection): row field -> header
+PAPERS_COLUMNS = {"id": "id", "paper": "paper", "where": "where", "quantity": "result", "paper_value": "paper value",
+                  "kneepoint": "Kneepoint", "unit": "unit", "rel_error": "error (%)", "within": "within the bar",
+                  "sample": "sample", "status": "status", "mechanism": "mechanism / reason"}
+
+
+def papers_frame(rows) -> pd.DataFrame:
+    """The reproduction rows (engine.reproduce.runner.ReproductionRow) as the report's table, one row each in the
+    registry's order; the error in percent, blank where there is no value."""
+    out = [[(100 * r.rel_error if r.rel_error is not None else None) if field == "rel_error" else getattr(r, field)
+            for field in PAPERS_COLUMNS] for r in rows]
+    return pd.DataFrame(out, columns=list(PAPERS_COLUMNS.values()))
+
+
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """UTF-8 CSV with a header; floats in their shortest round-tripping form, inf as 'inf'; text that a spreadsheet
     would run as a formula (a design's name, a note) behind a single quote (engine.io.exporters.frame_csv_bytes)."""

@@ -4,11 +4,13 @@ An entry either computes its value by running the engine (`compute(ctx)`, ctx an
 says why it cannot (`not_modelled`): a value typed in from the paper is not a reproduction. `fitted_on`
 names the paper_results ids whose figures the parameters it uses were tuned to; `sample` follows from it:
 in-sample when one of them is the entry's own result or lies in the same figure/table, else out-of-sample.
+`design` is the one scenario (a dict) whose evaluation is the whole result, where there is one: the very dict the
+compute function evaluates (shared, not copied), so the Papers page can open it on the Design page.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from engine.reproduce.papers import paper_results
@@ -26,6 +28,8 @@ class Entry:
     not_modelled: str = ""  # the reason, when there is no compute
     simulator: bool = False  # runs the discrete-event simulator: only with --simulate
     slow: bool = False  # more than a few seconds: its test is marked slow
+    #: the scenario dict compute evaluates, when one scenario is the whole story (never mutated; not hashed)
+    design: Optional[dict] = field(default=None, hash=False)
 
     def __post_init__(self):
         if (self.compute is None) == (not self.not_modelled):

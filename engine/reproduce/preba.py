@@ -100,10 +100,15 @@ def _own_drop(ctx) -> float:
                  for d in (_own_designs(ctx, m, SEC3_AUDIO_S) for m in OWN))
 
 
+#: Sec 3.3's CitriNet server with CPU preprocessing and 2.5 s clips: the one design preba-citrinet-cores studies
+#: (its Entry's design, shared with the compute function so the Papers page opens exactly what was evaluated)
+CITRINET_SEC3 = _own("citrinet", "cpu", SEC3_AUDIO_S)
+
+
 def _citrinet_cores(ctx) -> float:
     """Sec 3.3: cores CPU preprocessing needs to keep CitriNet's seven 1g.5gb slices busy (2.5 s clips)."""
     def make():
-        return preprocessing_study(load_scenario(_own("citrinet", "cpu", SEC3_AUDIO_S), ctx.book), ctx)
+        return preprocessing_study(load_scenario(CITRINET_SEC3, ctx.book), ctx)
     return remembered(ctx, "preba-citrinet-study", make).scaling[-1].preprocessing_cores
 
 
@@ -189,7 +194,7 @@ ENTRIES: tuple[Entry, ...] = (
           "sized from this figure", _pcie, DPU_FIT),
     Entry("preba-citrinet-cores", f"preprocessing_study: CitriNet on {SKU} 7 x {SLICE}, {SEC3_AUDIO_S:g} s clips",
           _EST + "cores = the seven slices' estimated throughput x the CPU cost per clip; " + _AUDIO_CHEAP,
-          _citrinet_cores, slow=True),
+          _citrinet_cores, slow=True, design=CITRINET_SEC3),
     Entry("preba-ablation-dpu", f"PREBA's server, audio models ({', '.join(AUDIO)}), no batching, DPU vs CPU",
           _EST + "capacity gain of the DPU without dynamic batching; " + _AUDIO_CHEAP + ", so the DPU adds nothing",
           _ablation_dpu, DPU_FIT, slow=True),
