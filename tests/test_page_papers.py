@@ -53,8 +53,7 @@ def test_the_chart_plots_each_computed_result_as_a_ratio_with_the_band(store):
     assert (band["x0"], band["x1"]) == (0.75, 1.25)
     assert fig["layout"]["xaxis"]["type"] == "log" and "log scale" in fig["layout"]["xaxis"]["title"]["text"]
     listed = {a["y"]: a["text"] for a in fig["layout"]["annotations"]}  # listed with the reason, not plotted
-    assert listed == {"prim-synclite-alexnet": "not modelled", "prim-batchlatency-recog": "not modelled",
-                      "prim-gpudma-alexnet": "slow, not run"}
+    assert listed == {"prim-synclite-alexnet": "not modelled", "prim-batchlatency-recog": "not modelled"}
     assert fig["layout"]["yaxis"]["categoryarray"] == list(table["id"])
 
 

@@ -118,7 +118,7 @@ ENTRIES: tuple[Entry, ...] = (
           "on the T4 (engine.estimator, calibrated on DeepLearningExamples / MLPerf curves and this paper's Table I "
           "V100 points, not on Fig 11): the 100 GbE link binds under both copies before either VNF thread does",
           _gpu_dma_gain("alexnet"),
-          COPY_FIT, slow=True),
+          COPY_FIT),
     Entry("prim-cycles-gpudma", "rpc_breakdown: GPU-DMA copy of 8 images on the primitives' testbed",
           "CPU time to launch the gather kernel x 2.4 GHz; tuned to this figure", _figure("cycles_gpudma"), COPY_FIT),
     Entry("prim-synclite-alexnet", "", "", not_modelled="a stored constant: the AlexNet base latency "

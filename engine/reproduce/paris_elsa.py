@@ -153,9 +153,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("paris-mobilenet-instances", f"plan('paris') for {_MOBILENET}",
           "Algorithm 1 over the estimated curves, packed on four GPUs within 24 GPCs; the estimator's knees on "
           "small slices are smaller than the paper's, so more of the budget goes to GPU(1)",
-          _paris_instances("mobilenet-v1"), slow=True),
+          _paris_instances("mobilenet-v1")),
     Entry("paris-mobilenet-gpu1-latency", f"estimated MobileNet v1 curves on {SKU}, batch 8, GPU(1) vs GPU(3)",
           "mean latency ratio of the estimated curves (engine.estimator): the roofline estimate scales almost "
           "with the SMs at batch 8, where the paper's measured MobileNet hardly fills GPU(3)",
-          _gpu1_over_gpu3("mobilenet-v1"), slow=True),
+          _gpu1_over_gpu3("mobilenet-v1")),
 )

@@ -173,31 +173,31 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("preba-throughput", _OWN + ", DPU vs CPU",
           _EST + "capacity ratio per model: the vision models bind the 30 host cores under CPU preprocessing and "
           "the DPU's 8 CUs with it; " + _AUDIO_CHEAP + ", so they gain nothing",
-          _own_throughput, DPU_FIT, slow=True),
+          _own_throughput, DPU_FIT),
     Entry("preba-ideal-share", _OWN + ", DPU vs none",
           _EST + "DPU capacity over the no-preprocessing capacity, the lowest share once the worst model is set "
           "aside; MobileNet and SqueezeNet outrun the DPU's 8 CUs (sized from PREBA's PCIe figure)",
-          _own_ideal_share, DPU_FIT, slow=True),
+          _own_ideal_share, DPU_FIT),
     Entry("preba-tail", _OWN + f", p99 at {TAIL_LOAD:.0%} of the CPU design's capacity, CPU over DPU",
           _EST + "at the same load the CPU design adds its preprocessing time and its host queue; " + _AUDIO_CHEAP,
-          _own_tail, DPU_FIT, slow=True),
+          _own_tail, DPU_FIT),
     Entry("preba-energy", _OWN + ", queries per joule at capacity, DPU over CPU",
           _EST + "more queries from the same GPU and host power, plus the DPU card's watts",
-          _own_per("queries_per_joule"), DPU_FIT, slow=True),
+          _own_per("queries_per_joule"), DPU_FIT),
     Entry("preba-cost", _OWN + ", queries per USD (TCO, 3 years) at capacity, DPU over CPU",
-          _EST + "throughput gain less the DPU card's price", _own_per("queries_per_usd"), DPU_FIT, slow=True),
+          _EST + "throughput gain less the DPU card's price", _own_per("queries_per_usd"), DPU_FIT),
     Entry("preba-preprocessing-drop", _OWN + f", CPU vs none, {SEC3_AUDIO_S:g} s audio (Sec 3)",
           _EST + "capacity lost to the host CPU (preprocessing and the RPC path share 30 cores): about 74 % for "
-          "the light vision models; " + _AUDIO_CHEAP, _own_drop, slow=True),
+          "the light vision models; " + _AUDIO_CHEAP, _own_drop),
     Entry("preba-dpu-pcie", "preprocessing_study of the Compare preset's DPU design (ResNet-50, not MobileNet)",
           "raw JPEG in + 224x224x3 tensor out per item at the no-preprocessing throughput; the CU count was "
           "sized from this figure", _pcie, DPU_FIT),
     Entry("preba-citrinet-cores", f"preprocessing_study: CitriNet on {SKU} 7 x {SLICE}, {SEC3_AUDIO_S:g} s clips",
           _EST + "cores = the seven slices' estimated throughput x the CPU cost per clip; " + _AUDIO_CHEAP,
-          _citrinet_cores, slow=True, design=CITRINET_SEC3),
+          _citrinet_cores, design=CITRINET_SEC3),
     Entry("preba-ablation-dpu", f"PREBA's server, audio models ({', '.join(AUDIO)}), no batching, DPU vs CPU",
           _EST + "capacity gain of the DPU without dynamic batching; " + _AUDIO_CHEAP + ", so the DPU adds nothing",
-          _ablation_dpu, DPU_FIT, slow=True),
+          _ablation_dpu, DPU_FIT),
     Entry("preba-ablation-batching", f"simulated held capacity of PREBA's DPU server ({SKU} as 7 x {SLICE}), "
           f"audio models ({', '.join(AUDIO)}), LibriSpeech-like log-normal lengths, length-bucketed ('preba') vs "
           "one-queue ('fixed') batching at the same Batch_max and Time_queue",
@@ -207,9 +207,9 @@ ENTRIES: tuple[Entry, ...] = (
           _ablation_batching, DPU_FIT, simulator=True, slow=True),
     Entry("preba-knee-1g-mobilenet", f"ProfileBook.knee(mobilenetv3-small, {SKU}, {SLICE})",
           _EST + "utilisation knee (the engine's rule for PREBA's Batch_max): the smallest batch reaching 80 % of "
-          "the slice's saturated throughput", _knee("mobilenetv3-small", SLICE), slow=True),
+          "the slice's saturated throughput", _knee("mobilenetv3-small", SLICE)),
     Entry("preba-knee-7g-mobilenet", f"ProfileBook.knee(mobilenetv3-small, {SKU}, {WHOLE})",
-          _EST + "utilisation knee on the whole GPU", _knee("mobilenetv3-small", WHOLE), slow=True),
+          _EST + "utilisation knee on the whole GPU", _knee("mobilenetv3-small", WHOLE)),
     Entry("preba-knee-1g-squeezenet", f"ProfileBook.knee(squeezenet1.1, {SKU}, {SLICE})",
-          _EST + "utilisation knee on one 1g.5gb slice", _knee("squeezenet1.1", SLICE), slow=True),
+          _EST + "utilisation knee on one 1g.5gb slice", _knee("squeezenet1.1", SLICE)),
 )

@@ -106,13 +106,13 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("splitrpc-dynbatch-resnet18", _LOAD + ", ResNet18, work-conserving batching up to 8",
           "capacity ratio: " + _SERIAL + _R18 + "gRPC-VMA's 545 us per request of SerDes, transport and copies "
           "beside 588 us of GPU binds its executor",
-          _capacity_gain("resnet18", 8), FITTED, slow=True),
+          _capacity_gain("resnet18", 8), FITTED),
     Entry("splitrpc-dynbatch-resnet50", _LOAD + ", ResNet50, work-conserving batching up to 8",
           "capacity ratio: " + _SERIAL + "8 x 545 us of gRPC-VMA server work per batch beside the GPU's batch of "
           "8 (the store's A100 40GB ResNet50 curve is TF1 AMP, not the paper's TensorRT)",
-          _capacity_gain("resnet50", 8), FITTED, slow=True),
+          _capacity_gain("resnet50", 8), FITTED),
     Entry("splitrpc-p99-1500-resnet18", _LOAD + f", ResNet18 at {MID_RPS} req/s, work-conserving batching up to 8",
           "p99 saving at 1,500 req/s: " + _SERIAL + _R18 + f"so gRPC-VMA's executor saturates below {MID_RPS} "
           "req/s (unbounded p99: a 100 % saving)",
-          _saving("resnet18", MID_RPS, "p99", 8), FITTED, slow=True),
+          _saving("resnet18", MID_RPS, "p99", 8), FITTED),
 )
