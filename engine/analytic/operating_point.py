@@ -158,11 +158,9 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
     cap, _, _ = capacity(design)
     grid = scan_rates(design, cap, points)
     sla = design.sla_s
-    excess = [sla_latency(design, r) - sla for r in grid]
-    passing = [k for k, e in enumerate(excess) if e <= 0]
-    if not passing:
+    i, excess = _last_passing(design, grid)
+    if i is None:
         return 0.0
-    i = passing[-1]
     if i + 1 >= len(grid):
         return float(_bisect_up(design, grid[i], cap, rtol))
     lo, hi, e_lo, e_hi = float(grid[i]), float(grid[i + 1]), excess[i], excess[i + 1]
@@ -190,6 +188,18 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
             lo, hi, e_lo, e_hi = (mid, hi, e, e_hi) if e <= 0 else (lo, mid, e_lo, e)
             side = 0
     return float(lo)
+
+
+def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict[int, float]]:
+    """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
+    in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
+    rates below it cannot change which passing rate is last, so they are never evaluated."""
+    excess: dict[int, float] = {}
+    for k in range(len(grid) - 1, -1, -1):
+        excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
+        if excess[k] <= 0:
+            return k, excess
+    return None, excess
 
 
 def _bisect_up(design: Design, lo: float, hi: float, rtol: float) -> float:
