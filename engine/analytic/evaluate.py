@@ -124,14 +124,16 @@ def mig_check(design: Design, ctx: Context) -> Optional[MigVsWhole]:
     sc = design.scenario
     if contention_of(sc) is None:
         return None
-    whole_sc = sc.model_copy(update={"gpu": sc.gpu.model_copy(update={"layout": None, "layouts": None})})
+    key = ("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len, sc.workload.sla.percentile)
     try:
-        whole = ctx.memo(("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len,
-                          sc.workload.sla.percentile), lambda: prepare(whole_sc, ctx.book))
+        whole = ctx.memo(key, lambda: prepare(sc.model_copy(update={"gpu": sc.gpu.model_copy(
+            update={"layout": None, "layouts": None})}), ctx.book))
     except KneepointError:
         return None
-    part = with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0]
-    return compare_with_whole(design.gpu.partitions, _extended(part, whole, ctx), design.sla_s)
+    # the whole GPU's extended partition depends only on it and the RPC path's overhead: one slice-law fit per pair
+    part = ctx.memo(("whole-extended", key, design.gpu_overhead_s),
+                    lambda: _extended(with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0], whole, ctx))
+    return compare_with_whole(design.gpu.partitions, part, design.sla_s)
 
 
 def _extended(part, whole: Design, ctx: Context):
