@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
 from engine.analytic.host_point import StagePoint, host_stage_point
-from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
+from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point, prefetch_gpu_points
 from engine.profiles.tails import percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
@@ -142,6 +142,7 @@ def at_rate(design: Design, rate: float) -> RatePoint:
 
 
 SCAN_POINTS = 48  # at least this many rates scanned below capacity before the bisection
+SCAN_ONE_BY_ONE = 4  # top scanned rates evaluated one at a time before the rest are prefetched as one array
 SLA_RTOL = 1e-6  # the bisection stops when its bracket is this small relative to the rate
 
 
@@ -193,9 +194,14 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
 def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict[int, float]]:
     """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
     in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
-    rates below it cannot change which passing rate is last, so they are never evaluated."""
+    rates below it cannot change which passing rate is last, so they are never evaluated. The top SCAN_ONE_BY_ONE
+    rates go one by one (a design limited near capacity stops there); below them the GPU side's state at every
+    remaining rate is worked out at once (prefetch_gpu_points), ~5x cheaper a rate than one by one."""
     excess: dict[int, float] = {}
     for k in range(len(grid) - 1, -1, -1):
+        if k == len(grid) - 1 - SCAN_ONE_BY_ONE:  # none of the top rates passed: the GPU side's rest in one array
+            prefetch_gpu_points(design.gpu, design.scheduler, grid[:k + 1], design.q_mean, design.q_pmf,
+                                design.sla_percentile)
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
