@@ -98,6 +98,13 @@ def sla_limit(design: Design, sla_rps: float) -> SlaLimit:
                                        if v > 0})
 
 
+def stage_states(design: Design, rate: float) -> tuple[tuple[StagePoint, ...], GpuPoint]:
+    """(host stages, GPU side) at `rate` requests/s, as at_rate gives them (RatePoint.stages, .gpu), without the
+    latency at every percentile: what pricing needs (utilisations)."""
+    stages, g, _ = _point(design, rate, design.sla_percentile)
+    return stages, g
+
+
 def sla_latency(design: Design, rate: float) -> float:
     """Latency (s) at the SLA percentile and `rate` requests/s (the bisection's inner loop)."""
     return mean_and_sla(design, rate)[1]

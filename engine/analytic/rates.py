@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.analytic import gather_scan
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
                                       timeout_batch_wait, wait_quantile)
-from engine.analytic.service_laws import (batch_tables, job_law, mean_job, request_service_quantile,
+from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, request_service_quantile,
                                          request_weighted_service)
 from engine.analytic.preba import backlog_chain_queue, backlog_states
 from engine.analytic.timerqueue import timer_batch_queue
@@ -394,7 +394,8 @@ def _batched_point(cap: float, lam: float, mix: _BatchMix, wait: _Wait, p: float
     """The GpuPoint of a batching policy: the request's service time with its batch drawn size-biased (larger
     batches hold more requests: request_weighted_service, request_service_quantile), the gathering wait (the
     chain's, else gather_wait_mean) and the queue wait, in s."""
-    sizes = [wait.bulk] if wait.bulk is not None else list(mix.bt)
+    # each partition's batch-size law once, for both the mean and the quantile (both take a law as the batch)
+    sizes = [wait.bulk] if wait.bulk is not None else [size_law(part, x) for part, x in zip(mix.reps, mix.bt)]
     svc_req = float(np.dot(mix.share_t, [request_weighted_service(part, x) for part, x in zip(mix.reps, sizes)]))
     svc_q = request_service_quantile(list(zip(mix.reps, sizes, mix.share_t)), p)
     batch = mix.batch
