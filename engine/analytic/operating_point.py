@@ -9,9 +9,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
+from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point, prefetch_gpu_points
-from engine.profiles.tails import percentile_key
+from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
 PERCENTILES = (0.50, 0.95, 0.99)
@@ -202,17 +203,52 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
     in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
     rates below it cannot change which passing rate is last, so they are never evaluated. The top SCAN_ONE_BY_ONE
-    rates go one by one (a design limited near capacity stops there); below them the GPU side's state at every
-    remaining rate is worked out at once (prefetch_gpu_points), ~5x cheaper a rate than one by one."""
+    rates go one by one (a design limited near capacity stops there); below them every remaining rate is worked
+    out at once (prefetch_gpu_points, _scan_latencies), several times cheaper a rate than one by one."""
     excess: dict[int, float] = {}
-    for k in range(len(grid) - 1, -1, -1):
-        if k == len(grid) - 1 - SCAN_ONE_BY_ONE:  # none of the top rates passed: the GPU side's rest in one array
-            prefetch_gpu_points(design.gpu, design.scheduler, grid[:k + 1], design.q_mean, design.q_pmf,
-                                design.sla_percentile)
+    top = len(grid) - 1
+    for k in range(top, max(top - SCAN_ONE_BY_ONE, -1), -1):
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
-    return None, excess
+    rest = grid[:max(top - SCAN_ONE_BY_ONE, -1) + 1]
+    if not len(rest):
+        return None, excess
+    prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
+    below = _scan_latencies(design, rest) - design.sla_s
+    excess.update(enumerate(below.tolist()))
+    passing = np.flatnonzero(below <= 0)
+    return (int(passing[-1]) if len(passing) else None), excess
+
+
+def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
+    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (host_point's
+    formulas: Allen-Cunneen mean, exponential tail; engine.analytic.gather_scan.gg_c_wait_vec) and the GPU side
+    read from gpu_point, summed as _point and _quantile do (mean plus the excesses in quadrature)."""
+    p = design.sla_percentile
+    gpus = [gpu_point(design.gpu, design.scheduler, float(r), design.q_mean, design.q_pmf, p) for r in rates]
+    mean = np.zeros(len(rates))
+    excess = []  # in _point's order: host waits, host services, batching, GPU queue, GPU service
+    services = []
+    with np.errstate(invalid="ignore"):
+        for stage in design.host_stages:
+            if stage.service_s <= 0:  # no service: host_stage_point's zero-service stage
+                wait = np.where(rates / stage.capacity_rps < 1, 0.0, math.inf)
+                wait_q, service, service_q = wait, 0.0, 0.0
+            else:
+                servers = max(stage.capacity_rps * stage.service_s, 1e-9)
+                wait, wait_q = gg_c_wait_vec(rates, stage.service_s, servers, 1.0, stage.scv, p)
+                service, service_q = stage.service_s, lognormal_quantile(stage.service_s, stage.scv, p)
+            mean = mean + (stage.fixed_s + wait + service)
+            excess.append(wait_q - wait)
+            services.append(np.full(len(rates), service_q - service))
+        cols = np.array([[g.batching_wait_mean_s, g.batching_wait_q_s, g.queue_wait_mean_s, g.queue_wait_q_s,
+                          g.service_mean_s, g.service_q_s] for g in gpus]).T.reshape(6, len(rates))
+        mean = mean + cols[0] + cols[2] + cols[4]
+        e = np.array(excess + services + [cols[1] - cols[0], cols[3] - cols[2], cols[5] - cols[4]])
+        s = (e * np.abs(e)).sum(axis=0)
+        out = mean + np.copysign(np.sqrt(np.abs(s)), s)
+    return np.where(np.isfinite(mean) & np.isfinite(e).all(axis=0), out, math.inf)
 
 
 def _bisect_up(design: Design, lo: float, hi: float, rtol: float) -> float:
