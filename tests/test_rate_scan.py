@@ -34,7 +34,12 @@ CASES = [dict(batching={"policy": "preba"}),
          dict(batching={"policy": "work-conserving"},
               gpu={"sku": "A100-SXM4-80GB", "layout": ["1g.10gb"] * 7}),
          dict(batching={"policy": "preba"}, gpu={"sku": "A100-SXM4-80GB", "layout": ["4g.40gb", "3g.40gb"]},
-              scheduler={"policy": "jsq"})]
+              scheduler={"policy": "jsq"}),
+         dict(batching={"policy": "fixed", "max_batch": 16, "max_queue_delay_ms": 2},
+              gpu={"sku": "A100-SXM4-80GB", "layout": ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]},
+              scheduler={"policy": "round-robin"}),
+         dict(batching={"policy": "preba"}, gpu={"sku": "A100-SXM4-80GB", "layout": ["2g.20gb"] * 3 + ["1g.10gb"]},
+              scheduler={"policy": "round-robin"})]
 
 
 def _close(a: float, b: float) -> bool:

@@ -484,10 +484,10 @@ def prefetch_gpu_points(gpu: GpuSide, scheduler: SchedulerPolicy, lams, q_mean: 
 
 
 def _scans_as_array(gpu: GpuSide, scheduler: SchedulerPolicy) -> bool:
-    """Whether _gpu_point takes _saturated_wait or _gather_and_queue_wait at every rate, with a pooled queue (the
-    branches _gather_points vectorises)."""
+    """Whether _gpu_point takes _saturated_wait or _gather_and_queue_wait at every rate (the branches
+    _gather_points vectorises)."""
     rule = rule_for(gpu.policy)
-    if not rule.batches or not scheduler_rule_for(scheduler).pooled:
+    if not rule.batches:
         return False
     if len(gpu.partitions) > 1:
         return True
@@ -502,6 +502,7 @@ def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_
     """_gpu_point at each rate of `lam` (requests/s) for a side _scans_as_array accepts: _batch_mix,
     _all_busy_regime, _saturated_wait or _gather_and_queue_wait and _batched_point, each with the rates as an
     array axis (rows: distinct partitions, columns: rates; engine.analytic.gather_scan for the pieces)."""
+    pooled = scheduler_rule_for(scheduler).pooled
     cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
     parts = gpu.partitions
     n, tq = len(parts), gpu.time_queue_s
@@ -509,7 +510,7 @@ def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_
     reps, counts = _groups(parts)
     big = np.array([float(part.max_batch) for part in reps])[:, None]
     cnt = np.array(counts, dtype=float)[:, None]
-    b_lo = np.minimum(big, 1 + lam_items[None, :] * tq / 1)  # one pooled queue gathers every arrival
+    b_lo = np.minimum(big, 1 + lam_items[None, :] * tq / (1 if pooled else n))
 
     def batches(level: np.ndarray) -> np.ndarray:
         return np.maximum(b_lo, 1 + level[None, :] * (big - 1))
@@ -529,7 +530,7 @@ def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_
     bt = batches(np.where(saturated, hi, 0.0))
     svc_t = np.array([gather_scan.service_at(part, bt[t]) for t, part in enumerate(reps)])
     rates_t = bt / svc_t
-    share_t = cnt * rates_t / (cnt * rates_t).sum(axis=0)
+    share_t = cnt * rates_t / (cnt * rates_t).sum(axis=0) if pooled else np.broadcast_to(cnt / n, bt.shape)
     util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
     kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
     b_mean, svc_mean = (share_t * bt).sum(axis=0), (share_t * svc_t).sum(axis=0)
@@ -537,19 +538,17 @@ def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_
     max_b = np.array([part.max_batch for part in parts], dtype=float)
     full = max_b / np.array([part.service(part.max_batch) for part in parts])
     b_full = float(np.dot(full / full.sum(), max_b))
-    w_full, w_full_q = gather_scan.gg_c_wait_vec(lam_items / b_full, n / float(np.sum(full / max_b)), n,
-                                                 1.0 / b_full, GPU_SCV, p)
+    w_full, w_full_q = _queue_vec(pooled, lam_items / b_full, n, 1.0 / b_full, np.broadcast_to(full / max_b, (len(lam), n)).T, p)
     busy_mean, busy_q = svc_mean / (n + 1) + w_full, p * svc_mean + w_full_q
     # _gather_and_queue_wait below saturation, _saturated_wait above
     form = np.minimum(tq, (b_mean - 1) / lam_items)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if tq > 0:
+        if tq > 0 and pooled:
             sigma = gather_scan.service_sigma_vec(reps, bt, share_t, p)
             wq, wqq = gather_scan.timeout_batch_wait_vec(svc_mean, sigma, n, tq, lam, p)
             wq, wqq = np.maximum(wq, w_full), np.maximum(wqq, w_full_q)
         else:
-            batch_rate_sum = (cnt * rates_t / bt).sum(axis=0)
-            wq, wqq = gather_scan.gg_c_wait_vec(lam_items / b_mean, n / batch_rate_sum, n, 1.0 / b_mean, GPU_SCV, p)
+            wq, wqq = _queue_vec(pooled, lam_items / b_mean, n, 1.0 / b_mean, (rates_t / bt)[kinds], p)
         capped = wq > busy_mean
         wq, wqq = np.where(capped, busy_mean, wq), np.where(capped, busy_q, wqq)
         wq, wqq, form = np.where(saturated, busy_mean, wq), np.where(saturated, busy_q, wqq), np.where(saturated, 0.0,
@@ -567,3 +566,14 @@ def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_
             batching_wait_q_s=p * float(form[r]), queue_wait_mean_s=float(wq[r]), queue_wait_q_s=float(wqq[r]),
             service_mean_s=float(svc_req[r]), service_q_s=float(svc_q[r]), saturated=bool(saturated[r])))
     return out
+
+
+def _queue_vec(pooled: bool, lam_jobs: np.ndarray, n: int, ca2, rates: np.ndarray, p: float):
+    """_queue at each rate (columns): rates[j] the jobs/s partition j serves. Pooled: one G/G/c with the partitions'
+    total capacity; else each partition a G/G/1 fed every n-th arrival (c_a^2 / n), the mean weighted by the equal
+    shares 1/n and the quantile the worst partition's."""
+    if pooled:
+        return gather_scan.gg_c_wait_vec(lam_jobs, n / rates.sum(axis=0), n, ca2, GPU_SCV, p)
+    waits = [gather_scan.gg_c_wait_vec(lam_jobs * (1 / n), 1 / rates[j], 1, np.asarray(ca2) / n, GPU_SCV, p)
+             for j in range(n)]
+    return sum((1 / n) * w[0] for w in waits), np.max([w[1] for w in waits], axis=0)
