@@ -86,6 +86,17 @@ class GpuSide(BaseModel):
             answers[key] = make()
         return answers[key]
 
+    def remember_many(self, keys: list[tuple], make) -> None:
+        """Remember the answers of the keys not yet remembered: make(indices into keys) gives them in one call
+        (e.g. the side's state at every rate of a scan, worked out as one array)."""
+        answers = self.__pydantic_private__["_answers"]
+        todo = [i for i, key in enumerate(keys) if key not in answers]
+        if todo:
+            for i, answer in zip(todo, make(todo)):
+                if len(answers) >= MAX_ANSWERS:
+                    del answers[next(iter(answers))]
+                answers[keys[i]] = answer
+
     def with_partitions(self, partitions: tuple[Partition, ...]) -> "GpuSide":
         """The same side with other partitions (and none of this side's remembered answers)."""
         return GpuSide(partitions=partitions, policy=self.policy, time_queue_s=self.time_queue_s,

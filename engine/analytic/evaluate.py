@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
-from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate, sla_limit
+from engine.analytic.operating_point import at_rate, capacity, sla_bounded_rate, sla_limit, stage_states
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostResult, PricedRate, fpga_price_defaults, inputs_from_spec,
                          price_defaults, priced_rate, servers_for, tco)
@@ -124,14 +124,16 @@ def mig_check(design: Design, ctx: Context) -> Optional[MigVsWhole]:
     sc = design.scenario
     if contention_of(sc) is None:
         return None
-    whole_sc = sc.model_copy(update={"gpu": sc.gpu.model_copy(update={"layout": None, "layouts": None})})
+    key = ("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len, sc.workload.sla.percentile)
     try:
-        whole = ctx.memo(("whole-gpu", sc.model, sc.precision, sc.gpu.sku, sc.workload.input_len,
-                          sc.workload.sla.percentile), lambda: prepare(whole_sc, ctx.book))
+        whole = ctx.memo(key, lambda: prepare(sc.model_copy(update={"gpu": sc.gpu.model_copy(
+            update={"layout": None, "layouts": None})}), ctx.book))
     except KneepointError:
         return None
-    part = with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0]
-    return compare_with_whole(design.gpu.partitions, _extended(part, whole, ctx), design.sla_s)
+    # the whole GPU's extended partition depends only on it and the RPC path's overhead: one slice-law fit per pair
+    part = ctx.memo(("whole-extended", key, design.gpu_overhead_s),
+                    lambda: _extended(with_overhead(whole.gpu, design.gpu_overhead_s).partitions[0], whole, ctx))
+    return compare_with_whole(design.gpu.partitions, part, design.sla_s)
 
 
 def _extended(part, whole: Design, ctx: Context):
@@ -188,12 +190,12 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> CostSummary:
             ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))
     gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
     cap = capacity(design)[0]
-    pt = at_rate(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
+    stages, gpu = stage_states(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))  # utilisations only
     free = sc.host.free_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
-    dpu_util = next((s.utilization for s in pt.stages if s.name.startswith("preprocess:dpu")), 0.0)
-    accel_util = min(1.0, pt.gpu.utilization)
+    dpu_util = next((s.utilization for s in stages if s.name.startswith("preprocess:dpu")), 0.0)
+    accel_util = min(1.0, gpu.utilization)
     inputs = inputs_from_spec(sc.cost, defaults, throughput_rps=throughput, gpus=gpus,
                               gpu_util=accel_util, host_util=host_util,
                               dpus=math.ceil(sc.preprocessing.units / 8) if dpu else 0,

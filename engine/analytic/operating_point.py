@@ -9,9 +9,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
+from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
-from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
-from engine.profiles.tails import percentile_key
+from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point, prefetch_gpu_points
+from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
 PERCENTILES = (0.50, 0.95, 0.99)
@@ -98,6 +99,13 @@ def sla_limit(design: Design, sla_rps: float) -> SlaLimit:
                                        if v > 0})
 
 
+def stage_states(design: Design, rate: float) -> tuple[tuple[StagePoint, ...], GpuPoint]:
+    """(host stages, GPU side) at `rate` requests/s, as at_rate gives them (RatePoint.stages, .gpu), without the
+    latency at every percentile: what pricing needs (utilisations)."""
+    stages, g, _ = _point(design, rate, design.sla_percentile)
+    return stages, g
+
+
 def sla_latency(design: Design, rate: float) -> float:
     """Latency (s) at the SLA percentile and `rate` requests/s (the bisection's inner loop)."""
     return mean_and_sla(design, rate)[1]
@@ -142,6 +150,7 @@ def at_rate(design: Design, rate: float) -> RatePoint:
 
 
 SCAN_POINTS = 48  # at least this many rates scanned below capacity before the bisection
+SCAN_ONE_BY_ONE = 4  # top scanned rates evaluated one at a time before the rest are prefetched as one array
 SLA_RTOL = 1e-6  # the bisection stops when its bracket is this small relative to the rate
 
 
@@ -152,30 +161,36 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
     rates up to capacity are scanned first (scan_rates) and the last passing rate is refined against the
     next failing one, to `rtol` relative, by regula falsi with the Illinois modification (Dowell and Jarratt,
     BIT 11, 1971): the bracket always holds a passing and a failing rate, as in bisection, but a smooth
-    latency curve takes ~5 evaluations instead of ~15. A step that does not shrink the bracket by half is
-    followed by a bisection step, so a latency that jumps (a regime change) costs no more than bisection.
+    latency curve takes ~5 evaluations instead of ~15. Each step stays rtol / 2 inside the bracket's ends, so
+    the end regula falsi converges to is followed by a step just beyond the root that closes the bracket (as
+    Brent's method keeps a step of at least its tolerance). A step that does not shrink the bracket by half is
+    followed by a step just beyond the root the last two passing rates point to (_secant_root), or, if the
+    previous such step did not close the bracket, by a bisection step, so a latency that jumps (a regime change)
+    costs at most twice what bisection does.
     """
     cap, _, _ = capacity(design)
     grid = scan_rates(design, cap, points)
     sla = design.sla_s
-    excess = [sla_latency(design, r) - sla for r in grid]
-    passing = [k for k, e in enumerate(excess) if e <= 0]
-    if not passing:
+    i, excess = _last_passing(design, grid)
+    if i is None:
         return 0.0
-    i = passing[-1]
     if i + 1 >= len(grid):
         return float(_bisect_up(design, grid[i], cap, rtol))
     lo, hi, e_lo, e_hi = float(grid[i]), float(grid[i + 1]), excess[i], excess[i + 1]
-    side = 0
+    side, passed, closed_last = 0, [(lo, e_lo)], False  # passed: the latest passing (rate, excess), true values
     while hi - lo > rtol * hi:
         width = hi - lo
         finite = math.isfinite(e_hi) and math.isfinite(e_lo) and e_hi > e_lo
         mid = lo + width * (-e_lo) / (e_hi - e_lo) if finite else (lo + hi) / 2
         if not lo < mid < hi:
             mid = (lo + hi) / 2
+        # at least half the resolution inside each end: once one end sits on the root, the next step closes the
+        # bracket instead of creeping towards that end (which took ~20 evaluations, half of them bisections)
+        mid = min(max(mid, lo + rtol * hi / 2), hi - rtol * hi / 2)
         e = sla_latency(design, mid) - sla
         if e <= 0:
             lo, e_lo = mid, e
+            passed = [passed[-1], (mid, e)]
             if side == -1:
                 e_hi /= 2  # Illinois: the end kept twice running counts half
             side = -1
@@ -184,12 +199,83 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
             if side == 1:
                 e_lo /= 2
             side = 1
-        if hi - lo > width / 2:  # slow progress: halve the bracket outright
+        if hi - lo > width / 2:  # slow progress: halve the bracket outright, or try to close it
             mid = (lo + hi) / 2
+            guess = _secant_root(passed) if not closed_last else None
+            # the passing end converges fast (regula falsi on a convex curve) while the failing end stays put:
+            # half the resolution beyond the root the last two passing rates point to usually closes the bracket
+            closed_last = guess is not None and lo < guess + rtol * hi / 2 < mid
+            if closed_last:
+                mid = guess + rtol * hi / 2
             e = sla_latency(design, mid) - sla
+            if e <= 0:
+                passed = [passed[-1], (mid, e)]
             lo, hi, e_lo, e_hi = (mid, hi, e, e_hi) if e <= 0 else (lo, mid, e_lo, e)
             side = 0
     return float(lo)
+
+
+def _secant_root(passed: list[tuple[float, float]]) -> Optional[float]:
+    """Where the line through the last two passing (rate, latency - SLA) points reaches the SLA (requests/s);
+    None unless there are two with the latency rising between them."""
+    if len(passed) < 2:
+        return None
+    (x0, e0), (x1, e1) = passed
+    if not (x1 > x0 and e1 > e0 and math.isfinite(e0)):
+        return None
+    return x1 - e1 * (x1 - x0) / (e1 - e0)
+
+
+def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict[int, float]]:
+    """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
+    in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
+    rates below it cannot change which passing rate is last, so they are never evaluated. The top SCAN_ONE_BY_ONE
+    rates go one by one (a design limited near capacity stops there); below them every remaining rate is worked
+    out at once (prefetch_gpu_points, _scan_latencies), several times cheaper a rate than one by one."""
+    excess: dict[int, float] = {}
+    top = len(grid) - 1
+    for k in range(top, max(top - SCAN_ONE_BY_ONE, -1), -1):
+        excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
+        if excess[k] <= 0:
+            return k, excess
+    rest = grid[:max(top - SCAN_ONE_BY_ONE, -1) + 1]
+    if not len(rest):
+        return None, excess
+    prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
+    below = _scan_latencies(design, rest) - design.sla_s
+    excess.update(enumerate(below.tolist()))
+    passing = np.flatnonzero(below <= 0)
+    return (int(passing[-1]) if len(passing) else None), excess
+
+
+def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
+    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (host_point's
+    formulas: Allen-Cunneen mean, exponential tail; engine.analytic.gather_scan.gg_c_wait_vec) and the GPU side
+    read from gpu_point, summed as _point and _quantile do (mean plus the excesses in quadrature)."""
+    p = design.sla_percentile
+    gpus = [gpu_point(design.gpu, design.scheduler, float(r), design.q_mean, design.q_pmf, p) for r in rates]
+    mean = np.zeros(len(rates))
+    excess = []  # in _point's order: host waits, host services, batching, GPU queue, GPU service
+    services = []
+    with np.errstate(invalid="ignore"):
+        for stage in design.host_stages:
+            if stage.service_s <= 0:  # no service: host_stage_point's zero-service stage
+                wait = np.where(rates / stage.capacity_rps < 1, 0.0, math.inf)
+                wait_q, service, service_q = wait, 0.0, 0.0
+            else:
+                servers = max(stage.capacity_rps * stage.service_s, 1e-9)
+                wait, wait_q = gg_c_wait_vec(rates, stage.service_s, servers, 1.0, stage.scv, p)
+                service, service_q = stage.service_s, lognormal_quantile(stage.service_s, stage.scv, p)
+            mean = mean + (stage.fixed_s + wait + service)
+            excess.append(wait_q - wait)
+            services.append(np.full(len(rates), service_q - service))
+        cols = np.array([[g.batching_wait_mean_s, g.batching_wait_q_s, g.queue_wait_mean_s, g.queue_wait_q_s,
+                          g.service_mean_s, g.service_q_s] for g in gpus]).T.reshape(6, len(rates))
+        mean = mean + cols[0] + cols[2] + cols[4]
+        e = np.array(excess + services + [cols[1] - cols[0], cols[3] - cols[2], cols[5] - cols[4]])
+        s = (e * np.abs(e)).sum(axis=0)
+        out = mean + np.copysign(np.sqrt(np.abs(s)), s)
+    return np.where(np.isfinite(mean) & np.isfinite(e).all(axis=0), out, math.inf)
 
 
 def _bisect_up(design: Design, lo: float, hi: float, rtol: float) -> float:

@@ -54,7 +54,7 @@ def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> f
     z = NormalDist().inv_cdf(p)
     weights, mus, sigmas = [], [], []
     for part, b_mean, share in mix:
-        pmf = _size_law(part, b_mean)
+        pmf = size_law(part, b_mean)
         if size_biased:
             sizes = np.arange(1, len(pmf) + 1)
             weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)))
@@ -120,7 +120,7 @@ def request_weighted_service(part, b_mean) -> float:
     """Mean service time (s) of the batch a random request is in: sum_k k P(k) t(k) / sum_k k P(k), the
     size-biased batch (inspection paradox; Feller, An Introduction to Probability Theory Vol. II, section
     I.4). b_mean: a mean batch (the law of batch_size_pmf, capped at Batch_max) or the law itself."""
-    pmf = _size_law(part, b_mean)
+    pmf = size_law(part, b_mean)
     if len(pmf) == 1:
         return part.service(1)
     sizes = np.arange(1, len(pmf) + 1)
@@ -164,7 +164,7 @@ def _derived(part, key: tuple, make):
     return remember(key, make) if remember is not None else make()
 
 
-def _size_law(part, b) -> np.ndarray:
+def size_law(part, b) -> np.ndarray:
     """P(batch = k), k = 1..: `b` itself when it is a law, else batch_size_pmf around the mean b."""
     if isinstance(b, np.ndarray):
         return b
