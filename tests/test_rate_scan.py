@@ -1,4 +1,4 @@
-"""The SLA-bounded scan's array path (engine.analytic.gather_scan, rates._gather_points,
+"""The SLA-bounded scan's array path (engine.analytic.gather_scan, rate_scan.gather_points,
 operating_point._scan_latencies) against the scalar step it stands in for, rate by rate."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 
 from engine.analytic import Context, build_design
 from engine.analytic.operating_point import _scan_latencies, capacity, scan_rates, sla_latency
-from engine.analytic.rates import _gather_points, _gpu_point, _scans_as_array, gpu_capacity_rps
+from engine.analytic.rate_scan import gather_points, scans_as_array
+from engine.analytic.rates import _gpu_point, gpu_capacity_rps
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 
@@ -49,12 +50,12 @@ def _close(a: float, b: float) -> bool:
 @pytest.mark.parametrize("case", CASES)
 def test_array_points_equal_the_scalar_step(ctx, case):
     design = _design(ctx, **case)
-    if not _scans_as_array(design.gpu, design.scheduler):
+    if not scans_as_array(design.gpu, design.scheduler):
         pytest.skip("the scalar step's own wait model")
     gpu_cap = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
     # the scan's lattice, then the saturated regime up to and beyond what Batch_max carries
     lams = np.concatenate([scan_rates(design, capacity(design)[0]), gpu_cap * np.array([0.97, 0.999, 1.0, 1.2])])
-    many = _gather_points(design.gpu, design.scheduler, lams, design.q_mean, design.q_pmf, design.sla_percentile)
+    many = gather_points(design.gpu, design.scheduler, lams, design.q_mean, design.q_pmf, design.sla_percentile)
     for lam, got in zip(lams, many):
         want = _gpu_point(design.gpu, design.scheduler, float(lam), design.q_mean, design.q_pmf,
                           design.sla_percentile)

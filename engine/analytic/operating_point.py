@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict
 from engine.analytic.design import Design
 from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
-from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point, prefetch_gpu_points
+from engine.analytic.rate_scan import prefetch_gpu_points
+from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
 from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 

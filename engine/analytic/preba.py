@@ -15,7 +15,8 @@ Units: lengths in the model's input unit (s of audio or tokens), costs in s, rat
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from statistics import NormalDist
+from typing import NamedTuple, Optional
 
 import numpy as np
 from scipy.linalg import LinAlgError, solve_banded
@@ -23,7 +24,8 @@ from scipy.special import gammaln, ndtri
 
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
 from engine.analytic.queueing import stationary_law
-from engine.analytic.service_laws import lognormal_mixture_quantile
+from engine.analytic.service_laws import batch_tables, lognormal_mixture_quantile
+from engine.profiles.tails import lognormal_sigmas_for_ratios
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3: audio requests bucketed by 2.5 s of length
 TOKEN_BUCKET = 64.0  # text models: 64 tokens a bucket (an assumption: PREBA buckets audio only)
@@ -286,6 +288,28 @@ def preba_backlog_queue(lam: float, time_queue: float, mean_s: np.ndarray, sigma
     The rate-independent half (backlog_states) can be made once: backlog_chain_queue takes it.
     """
     return backlog_chain_queue(lam, time_queue, backlog_states(mean_s, sigma, table, jitter_sigma), p)
+
+
+def partition_backlog_table(part) -> Optional[np.ndarray]:
+    """The partition's PREBA backlog table (backlog_cost_ratios) where it was made for its Batch_max, else None."""
+    table = part.backlog_cost
+    return table if table is not None and int(table[0][0]) == part.max_batch else None
+
+
+def full_batch_s(part) -> float:
+    """Mean time (s) of a Batch_max batch when the instance is saturated: the random-member batch, or under PREBA's
+    length buckets the batch of one bucket a long backlog yields (backlog_cost_ratios)."""
+    table = partition_backlog_table(part)
+    return part.service(part.max_batch) * (float(table[1][-1]) if table is not None else 1.0)
+
+
+def preba_states(part, cap_items: int, p: float):
+    """The rate-independent half of the PREBA backlog chain (backlog_states) of a
+    partition: its batch tables, their log-normal spreads at the p-quantile and its backlog table."""
+    means, tails = batch_tables(part, cap_items)
+    sigma = lognormal_sigmas_for_ratios(tails / means, NormalDist().inv_cdf(p))
+    jitter = part.jitter_sigma if part.jitter_sigma is not None else float(sigma[-1])
+    return backlog_states(means, sigma, partition_backlog_table(part), jitter)
 
 
 def backlog_chain_queue(lam: float, time_queue: float, chain: BacklogStates, p: float) -> PrebaQueue | None:

@@ -32,12 +32,11 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic import gather_scan
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
                                       timeout_batch_wait, wait_quantile)
 from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, request_service_quantile,
                                          request_weighted_service)
-from engine.analytic.preba import backlog_chain_queue, backlog_states
+from engine.analytic.preba import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
@@ -83,22 +82,9 @@ def _gpu_capacity_rps(gpu: GpuSide, q_mean: float, q_pmf: np.ndarray, scheduler:
     if not rule_for(gpu.policy).batches:
         rates = [1.0 / mean_job(part, q_pmf)[0] for part in gpu.partitions]
         return float(sum(rates) if pooled else len(rates) * min(rates))
-    items = [part.max_batch / _full_batch_s(part) for part in gpu.partitions]
+    items = [part.max_batch / full_batch_s(part) for part in gpu.partitions]
     total = sum(items) if pooled else len(items) * min(items)
     return total / q_mean
-
-
-def _backlog_table(part) -> Optional[np.ndarray]:
-    """The partition's PREBA backlog table (engine.analytic.preba) where it was made for its Batch_max, else None."""
-    table = part.backlog_cost
-    return table if table is not None and int(table[0][0]) == part.max_batch else None
-
-
-def _full_batch_s(part) -> float:
-    """Mean time (s) of a Batch_max batch when the instance is saturated: the random-member batch, or under PREBA's
-    length buckets the batch of one bucket a long backlog yields (engine.analytic.preba.backlog_cost_ratios)."""
-    table = _backlog_table(part)
-    return part.service(part.max_batch) * (float(table[1][-1]) if table is not None else 1.0)
 
 
 def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
@@ -127,7 +113,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     instances = len(gpu.partitions)
     lam_items = lam * q_mean
     tq = gpu.time_queue_s
-    if instances == 1 and tq > 0 and rule.length_buckets and _backlog_table(gpu.partitions[0]) is not None:
+    if instances == 1 and tq > 0 and rule.length_buckets and partition_backlog_table(gpu.partitions[0]) is not None:
         return _preba_backlog_point(gpu.partitions[0], lam, lam_items, tq, p, cap)
     mix = _batch_mix(gpu, pooled, lam_items)
     if mix is None:  # even Batch_max cannot keep up
@@ -158,12 +144,12 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
     exponential tail and an atom at 0 (wait_quantile)."""
     cap_items = max(1, int(part.max_batch))
     queue = backlog_chain_queue(lam_items, tq, part.derived(("preba-states", cap_items, p),
-                                                            lambda: _preba_states(part, cap_items, p)), p)
+                                                            lambda: preba_states(part, cap_items, p)), p)
     if queue is None:
         return GpuPoint.model_construct(
             capacity_rps=cap, utilization=lam / cap, batch=(float(cap_items),), partition_utilization=(1.0,),
             batching_wait_mean_s=math.inf, batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf,
-            queue_wait_q_s=math.inf, service_mean_s=_full_batch_s(part), service_q_s=math.inf, saturated=True)
+            queue_wait_q_s=math.inf, service_mean_s=full_batch_s(part), service_q_s=math.inf, saturated=True)
     wq = max(0.0, queue.wait_mean_s - queue.gather_mean_s)
     b_mean = float(np.dot(np.arange(1, cap_items + 1), queue.batch_pmf))
     return GpuPoint.model_construct(
@@ -171,15 +157,6 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
         batching_wait_mean_s=queue.gather_mean_s, batching_wait_q_s=p * tq, queue_wait_mean_s=wq,
         queue_wait_q_s=wait_quantile(wq, queue.p_wait, p), service_mean_s=queue.service_mean_s,
         service_q_s=queue.service_q_s, saturated=False)
-
-
-def _preba_states(part, cap_items: int, p: float):
-    """The rate-independent half of the PREBA backlog chain (engine.analytic.preba.backlog_states) of a
-    partition: its batch tables, their log-normal spreads at the p-quantile and its backlog table."""
-    means, tails = batch_tables(part, cap_items)
-    sigma = lognormal_sigmas_for_ratios(tails / means, NormalDist().inv_cdf(p))
-    jitter = part.jitter_sigma if part.jitter_sigma is not None else float(sigma[-1])
-    return backlog_states(means, sigma, _backlog_table(part), jitter)
 
 
 def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam: float, q_mean: float,
@@ -469,111 +446,3 @@ def _groups(parts) -> tuple[list, list[int]]:
             reps.append(pt)
             counts.append(1)
     return reps, counts
-
-
-def prefetch_gpu_points(gpu: GpuSide, scheduler: SchedulerPolicy, lams, q_mean: float, q_pmf: np.ndarray,
-                        p: float) -> None:
-    """Work out the side's state at every rate of `lams` (requests/s) it does not remember yet in one numpy pass
-    (engine.analytic.gather_scan), where its wait model is the pooled gather-and-queue one (_scans_as_array);
-    gpu_point then finds them remembered. Nothing happens for other models: gpu_point works them out one by one."""
-    if not _scans_as_array(gpu, scheduler):
-        return
-    keys = [("point", scheduler, float(lam), q_mean, q_pmf.tobytes(), p) for lam in lams]
-    gpu.remember_many(keys, lambda todo: _gather_points(gpu, scheduler, np.array([float(lams[i]) for i in todo]),
-                                                        q_mean, q_pmf, p))
-
-
-def _scans_as_array(gpu: GpuSide, scheduler: SchedulerPolicy) -> bool:
-    """Whether _gpu_point takes _saturated_wait or _gather_and_queue_wait at every rate (the branches
-    _gather_points vectorises)."""
-    rule = rule_for(gpu.policy)
-    if not rule.batches:
-        return False
-    if len(gpu.partitions) > 1:
-        return True
-    tq = gpu.time_queue_s
-    if tq > 0 and rule.length_buckets and _backlog_table(gpu.partitions[0]) is not None:
-        return False
-    return rule.wait_model == WaitModel.GATHER_AND_QUEUE or (rule.wait_model == WaitModel.TIMER_CHAIN and tq <= 0)
-
-
-def _gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_mean: float, q_pmf: np.ndarray,
-                   p: float) -> list[GpuPoint]:
-    """_gpu_point at each rate of `lam` (requests/s) for a side _scans_as_array accepts: _batch_mix,
-    _all_busy_regime, _saturated_wait or _gather_and_queue_wait and _batched_point, each with the rates as an
-    array axis (rows: distinct partitions, columns: rates; engine.analytic.gather_scan for the pieces)."""
-    pooled = scheduler_rule_for(scheduler).pooled
-    cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
-    parts = gpu.partitions
-    n, tq = len(parts), gpu.time_queue_s
-    lam_items = lam * q_mean
-    reps, counts = _groups(parts)
-    big = np.array([float(part.max_batch) for part in reps])[:, None]
-    cnt = np.array(counts, dtype=float)[:, None]
-    b_lo = np.minimum(big, 1 + lam_items[None, :] * tq / (1 if pooled else n))
-
-    def batches(level: np.ndarray) -> np.ndarray:
-        return np.maximum(b_lo, 1 + level[None, :] * (big - 1))
-
-    def items_capacity(level: np.ndarray) -> np.ndarray:
-        x = batches(level)
-        return sum(cnt[t] * x[t] / gather_scan.service_at(part, x[t]) for t, part in enumerate(reps))
-
-    zeros = np.zeros(len(lam))
-    saturated = items_capacity(zeros) <= lam_items
-    dead = saturated & (items_capacity(zeros + 1.0) <= lam_items)
-    lo, hi = zeros.copy(), zeros + 1.0
-    for _ in range(24 if saturated.any() else 0):  # _batch_mix's bisection on the fill level, every rate at once
-        mid = (lo + hi) / 2
-        ok = items_capacity(mid) >= lam_items
-        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
-    bt = batches(np.where(saturated, hi, 0.0))
-    svc_t = np.array([gather_scan.service_at(part, bt[t]) for t, part in enumerate(reps)])
-    rates_t = bt / svc_t
-    share_t = cnt * rates_t / (cnt * rates_t).sum(axis=0) if pooled else np.broadcast_to(cnt / n, bt.shape)
-    util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
-    kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
-    b_mean, svc_mean = (share_t * bt).sum(axis=0), (share_t * svc_t).sum(axis=0)
-    # _all_busy_regime (pooled _queue: the partitions' full-batch rates pooled into n servers)
-    max_b = np.array([part.max_batch for part in parts], dtype=float)
-    full = max_b / np.array([part.service(part.max_batch) for part in parts])
-    b_full = float(np.dot(full / full.sum(), max_b))
-    w_full, w_full_q = _queue_vec(pooled, lam_items / b_full, n, 1.0 / b_full, np.broadcast_to(full / max_b, (len(lam), n)).T, p)
-    busy_mean, busy_q = svc_mean / (n + 1) + w_full, p * svc_mean + w_full_q
-    # _gather_and_queue_wait below saturation, _saturated_wait above
-    form = np.minimum(tq, (b_mean - 1) / lam_items)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if tq > 0 and pooled:
-            sigma = gather_scan.service_sigma_vec(reps, bt, share_t, p)
-            wq, wqq = gather_scan.timeout_batch_wait_vec(svc_mean, sigma, n, tq, lam, p)
-            wq, wqq = np.maximum(wq, w_full), np.maximum(wqq, w_full_q)
-        else:
-            wq, wqq = _queue_vec(pooled, lam_items / b_mean, n, 1.0 / b_mean, (rates_t / bt)[kinds], p)
-        capped = wq > busy_mean
-        wq, wqq = np.where(capped, busy_mean, wq), np.where(capped, busy_q, wqq)
-        wq, wqq, form = np.where(saturated, busy_mean, wq), np.where(saturated, busy_q, wqq), np.where(saturated, 0.0,
-                                                                                                        form)
-        gather = np.where((b_mean > 1) & (form > 0), form * (b_mean + 1) / (2 * b_mean), 0.0)
-        svc_req, svc_q = gather_scan.request_service_vec(reps, bt, share_t, p)
-    out = []
-    for r in range(len(lam)):
-        if dead[r]:  # even Batch_max cannot keep up: as _gpu_point
-            out.append(_gpu_point(gpu, scheduler, float(lam[r]), q_mean, q_pmf, p))
-            continue
-        out.append(GpuPoint.model_construct(
-            capacity_rps=cap, utilization=float(lam[r]) / cap, batch=tuple(float(bt[k, r]) for k in kinds),
-            partition_utilization=tuple(float(util_t[k, r]) for k in kinds), batching_wait_mean_s=float(gather[r]),
-            batching_wait_q_s=p * float(form[r]), queue_wait_mean_s=float(wq[r]), queue_wait_q_s=float(wqq[r]),
-            service_mean_s=float(svc_req[r]), service_q_s=float(svc_q[r]), saturated=bool(saturated[r])))
-    return out
-
-
-def _queue_vec(pooled: bool, lam_jobs: np.ndarray, n: int, ca2, rates: np.ndarray, p: float):
-    """_queue at each rate (columns): rates[j] the jobs/s partition j serves. Pooled: one G/G/c with the partitions'
-    total capacity; else each partition a G/G/1 fed every n-th arrival (c_a^2 / n), the mean weighted by the equal
-    shares 1/n and the quantile the worst partition's."""
-    if pooled:
-        return gather_scan.gg_c_wait_vec(lam_jobs, n / rates.sum(axis=0), n, ca2, GPU_SCV, p)
-    waits = [gather_scan.gg_c_wait_vec(lam_jobs * (1 / n), 1 / rates[j], 1, np.asarray(ca2) / n, GPU_SCV, p)
-             for j in range(n)]
-    return sum((1 / n) * w[0] for w in waits), np.max([w[1] for w in waits], axis=0)
