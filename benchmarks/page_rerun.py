@@ -40,6 +40,7 @@ PAGES = {
     "cost.py": ("number_input", "cost_years", [1.0, 3.0, 5.0]),
     "profiles.py": ("toggle", "prof_loglat", [True, False]),
     "report.py": ("text_input", "rep_title", ["Review A", "Review B"]),
+    "papers.py": ("selectbox", "pap_paper", ["eif", "splitrpc", "gpu-primitives"]),
 }
 
 SETUP = {"compare.py": "cmp_load"}  # a button pressed before timing, so the page has something to show
