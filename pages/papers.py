@@ -56,5 +56,6 @@ if designs:
     st.caption("Results whose value comes from one design: open that very scenario on the Design page.")
     book = context().book
     for e in designs:
-        st.page_link("pages/design.py", label=f"{e.id}: {load_scenario(e.design, book).name}", icon=":material/tune:",
-                     query_params={"s": encode(load_scenario(e.design, book))})
+        scenario = load_scenario(e.design, book)  # validated once: its name labels the link, its encoding is the link
+        st.page_link("pages/design.py", label=f"{e.id}: {scenario.name}", icon=":material/tune:",
+                     query_params={"s": encode(scenario)})
