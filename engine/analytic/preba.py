@@ -8,6 +8,11 @@ oldest request's bucket, oldest first, then tops up from the neighbouring bucket
 holds min(n, B) of them: with n <= B all of them (a random-member batch, priced by the order statistic of its
 longest member, engine.analytic.lengths), with n >> B only requests of one bucket, whose longest is at most the
 bucket's upper edge. The expected cost grows cheaper with the backlog: that is where PREBA's capacity comes from.
+Which bucket leads is not the length law's share: a rare bucket is seldom reached by top-ups and holds few
+requests when its oldest leads, so it leads more batches than its share of requests (the per-bucket flow balance,
+leader_shares), and the leader's bucket holds more than independent draws give, since every request of it that
+came after the leader still waits (backlog_batch_costs). Buckets beyond the last profiled length cost alike but
+batch apart, as in the simulator (_bucket_edges).
 
 Units: lengths in the model's input unit (s of audio or tokens), costs in s, rates in 1/s.
 """
@@ -20,6 +25,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 from scipy.linalg import LinAlgError, solve_banded
+from scipy.optimize import nnls
 from scipy.special import gammaln, ndtri
 
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
@@ -32,6 +38,10 @@ TOKEN_BUCKET = 64.0  # text models: 64 tokens a bucket (an assumption: PREBA buc
 # backlogs n = B + offset at which the cost is worked out (linear in between; beyond the last, the pure-bucket
 # limit): the cost changes fast for n just above B and slowly later
 BACKLOG_OFFSETS = (0, 1, 2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64, 90, 128, 181, 256)
+# buckets past the last profiled length go on while the inputs above them are more than this share of all
+# (a bucket that rare leads about one batch in 1 / (TAIL_BUCKET_MASS B) or fewer), at most MAX_BUCKETS buckets
+TAIL_BUCKET_MASS = 1e-4
+MAX_BUCKETS = 64
 
 
 def bucket_width(input_unit: str) -> float:
@@ -39,11 +49,18 @@ def bucket_width(input_unit: str) -> float:
     return TOKEN_BUCKET if input_unit == "tokens" else AUDIO_BUCKET_S
 
 
-def _bucket_edges(knots: np.ndarray, width: float) -> np.ndarray:
-    """Edges a_0 = 0 < a_1 < ... of the buckets [j width, (j + 1) width) up to the one holding the longest profiled
-    length, then one bucket open above: beyond the last profiled length a batch costs the same whatever its
-    longest input (engine.sim.service clamps there), so the simulator's buckets above it act as one."""
+def _bucket_edges(knots: np.ndarray, width: float, dist: Optional[LengthDistribution] = None) -> np.ndarray:
+    """Edges a_0 = 0 < a_1 < ... of the buckets [j width, (j + 1) width), then one bucket open above.
+
+    The simulator keeps every bucket of `width` up to the longest input of its run, also beyond the last profiled
+    length, where a batch costs the same whatever its longest input (engine.sim.service clamps there): such
+    buckets cost alike but batch apart (a rare long bucket leads its own batches, backlog_batch_costs). So the
+    buckets go on past the last profiled length while the length law puts more than TAIL_BUCKET_MASS above
+    them; the rest is one bucket open above. Without `dist`, the buckets stop at the last profiled length."""
     count = int(float(knots[-1]) // width) + 1
+    if dist is not None:
+        while count < MAX_BUCKETS and 1.0 - float(dist.cdf(np.array([count * width]))[0]) > TAIL_BUCKET_MASS:
+            count += 1
     return np.append(np.arange(count + 1) * width, math.inf)
 
 
@@ -57,7 +74,7 @@ def bucket_max_costs(knots: np.ndarray, row: np.ndarray, dist: LengthDistributio
     so E[g(M)] = g(a_j) + integral_{a_j}^{a_(j+1)} g'(x) (1 - F_j(x)^m) dx (the tail-integral form,
     engine.analytic.lengths), by Gauss-Legendre on each piece between knots and kinks of F.
     """
-    edges = _bucket_edges(knots, width)
+    edges = _bucket_edges(knots, width, dist)
     cdf = dist.cdf(np.minimum(edges, 1e300))
     cdf[-1] = 1.0  # the last bucket is open above
     p = np.diff(cdf)
@@ -81,34 +98,47 @@ def bucket_max_costs(knots: np.ndarray, row: np.ndarray, dist: LengthDistributio
     return p, costs
 
 
-def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray,
+                        overtaken: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(first, second moment) of the cost of the batch of B = costs.shape[1] items PREBA cuts from n >= B waiting requests, per n.
 
-    The n waiting requests are taken as independent draws of the length law (bucket j with probability p[j]);
-    the oldest one's bucket k is the batch's first (probability p[k]), the others fall in the buckets as a
-    multinomial. Visiting the buckets in the batcher's order k, k - 1, k + 1, k - 2, k + 2, ..., with c items
-    taken so far (c < B) the n - c requests not yet visited are spread over the unvisited buckets, so the next
-    bucket holds N ~ Binomial(n - c, p_j / (1 - mass visited)) of them (the multinomial's conditional law) and
-    min(N, B - c) are taken. The batch's longest input lies in the highest bucket it takes from, at most the
-    maximum of the m taken there (E[j, m], bucket_max_costs): a forward pass over the states c = 1..B carries
-    the probability of each state and the expected cost of the highest bucket taken so far, replaced whenever a
-    higher bucket contributes (and its square, for the spread between buckets; the spread of the maximum within
-    a bucket is left out). With n = B it is the random-member batch; as n grows, a batch of one bucket.
+    The batch's leader is the oldest waiting request, in bucket k. Bucket k holds the leader and every request of
+    k that arrived after it (a bucket is served oldest first, so none of them has left): with a the arrivals
+    since the leader came, 1 + Binomial(a - 1, p_k) of them. a = n + `overtaken`: the n waiting plus the
+    requests that came after the leader and have already left (overtaken it). The walk with overtaken = 0 is
+    the independent-draws batch (the n waiting as independent draws of the length law); PREBA's order makes
+    overtaking the rule: the leader was not taken by the batch before, which took B requests of other buckets
+    led by an older one, so at first order all of that batch but its leader came after it: overtaken = B - 1
+    (backlog_cost_ratios; the simulator's Jasper and BERT-large runs at 85 % load count 0.5-1.0 B, more for
+    leaders in rare buckets). The rest of the n waiting fall in the buckets as a multinomial. Visiting the
+    buckets in the batcher's order k, k - 1, k + 1, k - 2, k + 2, ..., with c items taken so far (c < B) the
+    n - c requests not yet visited are spread over the unvisited buckets, so the next bucket holds
+    N ~ Binomial(n - c, p_j / (1 - mass visited)) of them (the multinomial's conditional law) and min(N, B - c)
+    are taken. The batch's longest input lies in the highest bucket it takes from, at most the maximum of the m
+    taken there (E[j, m], bucket_max_costs): a forward pass over the states c = 1..B carries the probability of
+    each state, the expected cost of the highest bucket taken so far, replaced whenever a higher bucket
+    contributes (and its square, for the spread between buckets; the spread of the maximum within a bucket is
+    left out) and the mean taken from each bucket. Which bucket leads follows from those means by the
+    per-bucket flow balance (leader_shares), not from the length law alone: rare buckets lead more than their
+    share. With n = B and overtaken = 0 it is the random-member batch; as n grows, a batch of one bucket.
     """
     p = np.asarray(p, dtype=float)
     count, cap = costs.shape
     n = np.asarray(backlogs, dtype=int)[None, :, None]  # (1, nn, 1)
-    log_factorial = gammaln(np.arange(int(n.max()) + 1) + 1.0)
+    log_factorial = gammaln(np.arange(int(n.max()) + cap + 1) + 1.0)
     states = np.arange(cap + 1)  # c = items taken; c = cap is full (absorbing)
     buckets = np.arange(count)
-    # after the first bucket: c = min(1 + Binomial(n - 1, p_k), B)
-    first = _binomial(states[None, None, :-1] - 1, n - 1, p[:, None, None], log_factorial)  # (K, nn, B): c = 1..B-1 (c=0: 0)
+    # after the first bucket: c = min(1 + Binomial(n - 1 + overtaken, p_k), B)
+    first = _binomial(states[None, None, :-1] - 1, n - 1 + overtaken, p[:, None, None],
+                      log_factorial)  # (K, nn, B): c = 1..B-1 (c=0: 0)
     alpha = np.zeros((count, len(backlogs), cap + 1))
     alpha[:, :, 1:cap] = first[:, :, 1:cap]
     alpha[:, :, cap] = np.maximum(0.0, 1.0 - alpha[:, :, :cap].sum(axis=2))
     take_cost = np.concatenate([np.zeros((count, 1)), costs], axis=1)  # (K, B + 1): E[j, m] at index m
     value = alpha * take_cost[:, None, :]
     square = alpha * take_cost[:, None, :] ** 2
+    taken = np.zeros((count, count, len(backlogs)))  # taken[k, j, n]: mean items from bucket j when k leads
+    taken[buckets, buckets] = alpha @ states
     visited = p.copy()
     below = states[:cap]  # c = 0..B-1
     for distance in range(1, count):
@@ -145,9 +175,36 @@ def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray) 
                 new_square += np.einsum("kncd,kcd->knd", gained, cost_of ** 2)
             new_value[:, :, cap] += value[:, :, cap]
             new_square[:, :, cap] += square[:, :, cap]
+            taken[buckets[valid], j[valid]] += (new_alpha[valid] - alpha[valid]) @ states
             alpha, value, square = new_alpha, new_value, new_square
             visited = visited + pj
-    return (p[:, None] * value.sum(axis=2)).sum(axis=0), (p[:, None] * square.sum(axis=2)).sum(axis=0)
+    lead = leader_shares(p, taken)
+    return (lead * value.sum(axis=2)).sum(axis=0), (lead * square.sum(axis=2)).sum(axis=0)
+
+
+def leader_shares(p: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """(K, nn) share of the batches each bucket leads at each backlog, from the per-bucket flow balance.
+
+    Requests of bucket j arrive at lam p_j and leave in the batches, as their leader's bucket or as top-ups:
+    with q_k the share of batches bucket k leads and taken[k, j] the mean items a k-led batch takes from j, the
+    balance lam p_j = (batch rate) sum_k q_k taken[k, j] fixes q (no free parameter). A bucket that rarely
+    gets topped up and holds few requests when it leads (a rare length) must lead more batches than its share of
+    requests: its requests wait until they are the oldest. Where the balance asks a bucket to lead less than
+    never (its top-ups alone drain more than its share), the nearest non-negative shares are taken (NNLS).
+    At n = B (every request taken) and n -> inf (batches of one bucket) it gives q = p, the independent draws.
+    """
+    count, _, nn = taken.shape
+    lead = np.empty((count, nn))
+    for i in range(nn):
+        matrix = taken[:, :, i].T  # (bucket j, leader k)
+        try:
+            q = np.linalg.solve(matrix, p)
+        except np.linalg.LinAlgError:
+            q = np.full(count, -1.0)
+        if np.any(q < 0) or not np.all(np.isfinite(q)):
+            q = nnls(matrix, p)[0]
+        lead[:, i] = q / q.sum() if q.sum() > 0 else p
+    return lead
 
 
 def _binomial(k: np.ndarray, trials: np.ndarray, prob: np.ndarray, log_factorial: np.ndarray) -> np.ndarray:
@@ -167,14 +224,16 @@ def _binomial(k: np.ndarray, trials: np.ndarray, prob: np.ndarray, log_factorial
 def backlog_cost_ratios(knots: np.ndarray, row: np.ndarray, dist: LengthDistribution, width: float,
                         cap: int) -> np.ndarray:
     """(3, G) table over backlogs n >= B (first row; the last is the limit, inf): the expected cost of the B-item
-    batch PREBA cuts from n waiting requests over the random-member batch's (n = B), and the squared coefficient of variation of that cost between buckets
-    (backlog_batch_costs). The limit is the pure-bucket batch: each bucket j supplies a share p_j of the batches,
-    each of B of its own inputs, so the mean is sum_j p_j E[j, B]."""
+    batch PREBA cuts from n waiting requests over the random-member batch's (n = B: every waiting request, whatever
+    their buckets), and the squared coefficient of variation of that cost between buckets (backlog_batch_costs,
+    with B - 1 requests overtaking the leader for n > B). The limit is the pure-bucket batch: each bucket j
+    supplies a share p_j of the batches, each of B of its own inputs, so the mean is sum_j p_j E[j, B]."""
     p, costs = bucket_max_costs(knots, row, dist, width, cap)
     backlogs = cap + np.array(BACKLOG_OFFSETS)
-    first, second = backlog_batch_costs(p, costs, backlogs)
-    first = np.append(first, float(np.dot(p, costs[:, -1])))
-    second = np.append(second, float(np.dot(p, costs[:, -1] ** 2)))
+    random_first, random_second = backlog_batch_costs(p, costs, backlogs[:1])
+    deep_first, deep_second = backlog_batch_costs(p, costs, backlogs[1:], overtaken=cap - 1)
+    first = np.concatenate([random_first, deep_first, [float(np.dot(p, costs[:, -1]))]])
+    second = np.concatenate([random_second, deep_second, [float(np.dot(p, costs[:, -1] ** 2))]])
     scv = np.maximum(second / first ** 2 - 1.0, 0.0)
     return np.array([np.append(backlogs, math.inf), first / first[0], scv])
 
