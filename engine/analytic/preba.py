@@ -141,8 +141,12 @@ def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray,
     taken[buckets, buckets] = alpha @ states
     visited = p.copy()
     below = states[:cap]  # c = 0..B-1
+    trials = n - below[None, None, :]  # (1, nn, B)
+    extra = states[None, :cap + 1] - below[:, None]  # (B, B + 1): items taken = c' - c
+    binomial_terms = _binomial_terms(extra[None], trials[0][..., None], log_factorial)  # (nn, B, B + 1)
     for distance in range(1, count):
-        if alpha[:, :, :cap].sum() < 1e-12:  # every batch full: no later bucket contributes
+        open_mass = alpha[:, :, :cap].sum(axis=(1, 2))  # per leader: batches not yet full
+        if open_mass.sum() < 1e-12:  # every batch full: no later bucket contributes
             break
         for side in (-1, 1):
             j = buckets + side * distance
@@ -150,34 +154,34 @@ def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray,
             pj = np.where(valid, p[np.clip(j, 0, count - 1)], 0.0)
             left = np.maximum(1.0 - visited, 0.0)
             share = np.where(left > 1e-15, np.minimum(pj / np.maximum(left, 1e-300), 1.0), 0.0)
-            trials = n - below[None, None, :]  # (1, nn, B)
-            extra = states[None, :cap + 1] - below[:, None]  # (B, B + 1): items taken = c' - c
-            if not share.any():
+            visited = visited + pj
+            # only leaders with a bucket on this side that can give and a batch not yet full take anything
+            rows = np.nonzero((share > 0) & (open_mass > 1e-12))[0]
+            if not len(rows):
                 continue
-            pmf = _binomial(extra[None, None], trials[..., None], share[:, None, None, None],
-                            log_factorial)  # (K, nn, B, B + 1)
+            pmf = _binomial_with(binomial_terms, share[rows])  # (rows, nn, B, B + 1)
             pmf[..., cap] = np.maximum(0.0, 1.0 - pmf[..., :cap].sum(axis=-1))
-            new_alpha = np.einsum("knc,kncd->knd", alpha[:, :, :cap], pmf)
-            new_alpha[:, :, cap] += alpha[:, :, cap]
+            old_alpha, old_value, old_square = alpha[rows], value[rows], square[rows]
+            new_alpha = np.einsum("knc,kncd->knd", old_alpha[:, :, :cap], pmf)
+            new_alpha[:, :, cap] += old_alpha[:, :, cap]
             if side < 0:  # a shorter bucket: the highest so far stays the highest
-                new_value = np.einsum("knc,kncd->knd", value[:, :, :cap], pmf)
-                new_square = np.einsum("knc,kncd->knd", square[:, :, :cap], pmf)
+                new_value = np.einsum("knc,kncd->knd", old_value[:, :, :cap], pmf)
+                new_square = np.einsum("knc,kncd->knd", old_square[:, :, :cap], pmf)
             else:  # a longer bucket replaces it whenever it contributes
-                stay = pmf[..., below, below]  # nothing taken: (K, nn, B)
+                stay = pmf[..., below, below]  # nothing taken: (rows, nn, B)
                 new_value, new_square = np.zeros_like(new_alpha), np.zeros_like(new_alpha)
-                new_value[:, :, :cap] = value[:, :, :cap] * stay
-                new_square[:, :, :cap] = square[:, :, :cap] * stay
-                gained = alpha[:, :, :cap, None] * pmf  # (K, nn, B, B + 1)
+                new_value[:, :, :cap] = old_value[:, :, :cap] * stay
+                new_square[:, :, :cap] = old_square[:, :, :cap] * stay
+                gained = old_alpha[:, :, :cap, None] * pmf  # (rows, nn, B, B + 1)
                 gained[..., below, below] = 0.0
-                jj = np.clip(j, 0, count - 1)
-                cost_of = take_cost[jj][:, extra.clip(0)]  # (K, B, B + 1): E[j, c' - c]
+                cost_of = take_cost[j[rows]][:, extra.clip(0)]  # (rows, B, B + 1): E[j, c' - c]
                 new_value += np.einsum("kncd,kcd->knd", gained, cost_of)
                 new_square += np.einsum("kncd,kcd->knd", gained, cost_of ** 2)
-            new_value[:, :, cap] += value[:, :, cap]
-            new_square[:, :, cap] += square[:, :, cap]
-            taken[buckets[valid], j[valid]] += (new_alpha[valid] - alpha[valid]) @ states
-            alpha, value, square = new_alpha, new_value, new_square
-            visited = visited + pj
+            new_value[:, :, cap] += old_value[:, :, cap]
+            new_square[:, :, cap] += old_square[:, :, cap]
+            taken[rows, j[rows]] += (new_alpha - old_alpha) @ states
+            alpha[rows], value[rows], square[rows] = new_alpha, new_value, new_square
+            open_mass = alpha[:, :, :cap].sum(axis=(1, 2))
     lead = leader_shares(p, taken)
     return (lead * value.sum(axis=2)).sum(axis=0), (lead * square.sum(axis=2)).sum(axis=0)
 
@@ -205,6 +209,25 @@ def leader_shares(p: np.ndarray, taken: np.ndarray) -> np.ndarray:
             q = nnls(matrix, p)[0]
         lead[:, i] = q / q.sum() if q.sum() > 0 else p
     return lead
+
+
+def _binomial_terms(k: np.ndarray, trials: np.ndarray, log_factorial: np.ndarray) -> tuple:
+    """The parts of P(Binomial(trials, prob) = k) that do not depend on prob (_binomial_with takes them): the
+    walk of backlog_batch_costs asks for the same (k, trials) grid at every bucket, with another prob."""
+    k, trials = np.broadcast_arrays(k, trials)
+    ok = (k >= 0) & (k <= trials)
+    kk, tt = np.where(ok, k, 0), np.where(ok, trials, 0)
+    return ok, kk, tt - kk, log_factorial[tt] - log_factorial[kk] - log_factorial[tt - kk]
+
+
+def _binomial_with(terms: tuple, prob: np.ndarray) -> np.ndarray:
+    """_binomial on the grid of _binomial_terms for each prob in the 1-d `prob` (a leading axis)."""
+    ok, kk, rest, log_choose = terms
+    prob = np.asarray(prob, dtype=float).reshape((-1,) + (1,) * ok.ndim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p, log_q = np.log(prob), np.log1p(-prob)  # -inf at 0 and 1: 0 x -inf is taken as 0 below
+        log = log_choose + np.where(kk > 0, kk * log_p, 0.0) + np.where(rest > 0, rest * log_q, 0.0)
+    return np.where(ok, np.exp(log), 0.0)
 
 
 def _binomial(k: np.ndarray, trials: np.ndarray, prob: np.ndarray, log_factorial: np.ndarray) -> np.ndarray:
