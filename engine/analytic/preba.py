@@ -196,8 +196,8 @@ def leader_shares(p: np.ndarray, taken: np.ndarray) -> np.ndarray:
     with q_k the share of batches bucket k leads and taken[k, j] the mean items a k-led batch takes from j, the
     balance lam p_j = (batch rate) sum_k q_k taken[k, j] fixes q (no free parameter). A bucket that rarely
     gets topped up and holds few requests when it leads (a rare length) must lead more batches than its share of
-    requests: its requests wait until they are the oldest. Where the balance asks a bucket to lead less than
-    never (its top-ups alone drain more than its share), the nearest non-negative shares are taken (NNLS).
+    requests: its requests wait until they are the oldest. Where the balance asks a bucket for a negative share
+    (its top-ups alone drain more than its arrivals), the nearest non-negative shares are taken (NNLS).
     At n = B (every request taken) and n -> inf (batches of one bucket) it gives q = p, the independent draws.
     """
     count, _, nn = taken.shape
