@@ -1,4 +1,4 @@
-"""engine.studies.compare and engine.seed_presets: deltas against the baseline, curves, errors, presets."""
+"""engine.studies.compare and the Compare presets (engine.reproduce): deltas against the baseline, curves, errors, presets."""
 
 import math
 
@@ -7,7 +7,8 @@ import pytest
 from engine.analytic import Context, evaluate
 from engine.studies.compare import RESULTS, CompareError, compare_study, describe
 from engine.scenario import load_scenario
-from engine.seed_presets import PresetError, build_preset, presets
+from engine.reproduce.preset import PresetError
+from engine.reproduce.registry import build_preset, presets
 
 
 @pytest.fixture(scope="module")

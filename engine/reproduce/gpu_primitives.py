@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from engine.reproduce._common import evaluate, remembered
 from engine.reproduce.entry import Entry
+from engine.reproduce.preset import Preset, PresetError, SeedPreset
 from engine.stages.rpc import RpcComponents
 from engine.stages.rpc_calibration import model_figures
 from engine.store import Store
@@ -129,4 +130,27 @@ ENTRIES: tuple[Entry, ...] = (
           COMPLETION_FIT),
     Entry("prim-batchlatency-recog", "", "", not_modelled="Batch-Latency spatio-temporal scheduling is not in "
           "the engine (no scheduler packs several models' batches into the gaps of a fixed round)"),
+)
+
+
+def compare_designs(ctx) -> list[dict]:
+    """Sec V-D / Table IV: one ResNet-50 instance per T4 against the Multi-Model plan prim-multimodel-* report."""
+    mm = _multi_model(ctx)
+    if mm.best is None:
+        raise PresetError(f"Multi-Model finds no plan for {MODEL} on {SKU} within {DEADLINE_MS:g} ms: {mm.reason}")
+    common = {"model": MODEL, "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
+              "batching": {"policy": "fixed", "max_batch": 8},
+              "workload": {"arrival": {"kind": "poisson", "rate_rps": 400},
+                           "sla": {"latency_ms": DEADLINE_MS, "percentile": 99}}}
+    n, pct = mm.best.instances, mm.best.gpu_pct_each
+    return [{**common, "name": "one instance per GPU", "gpu": {"sku": SKU}},
+            {**common, "name": f"Multi-Model {n} x {pct}%", "gpu": {"sku": SKU, "shares": [pct] * n}}]
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("gpu-primitives", SeedPreset(
+        name="GPU primitives: one instance per GPU vs Multi-Model GPU% shares",
+        seed="gpu-runtime-primitives-spatial-sharing",
+        question=f"How much more does a T4 serve within {DEADLINE_MS:g} ms when Multi-Model splits it into GPU% "
+                 "shares?"), compare_designs),
 )

@@ -1,7 +1,7 @@
 """PARIS + ELSA (heterogeneous MIG partitions and their scheduler): GPU(max), PARIS's partitions, tails, bounded
 throughput.
 
-Runs the Compare page's PARIS set-up (engine.seed_presets._paris: ResNet-50 on four A100 80GB, log-normal query
+Runs the PARIS set-up the Compare page's 'paris-elsa' preset shows (ResNet-50 on four A100 80GB, log-normal query
 sizes mu 1.5, sigma 1.5, up to 32, each query at its own size, SLA 1.5 x GPU(7)'s latency at the largest size,
 p95); BERT-large and MobileNet on their Table I set-ups (six A100s with 42 GPCs; four with 24). The latency
 curves are NVIDIA DeepLearningExamples', not PARIS's, and nothing in the planner was fitted to a PARIS result:
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from engine.reproduce._common import remembered
 from engine.reproduce.entry import Entry
+from engine.reproduce.preset import Preset, SeedPreset
 from engine.analytic import build_design, capacity
 from engine.partition.bounded import sim_bounded_rate
 from engine.partition.paris import ParisInput, step_b_ranges
@@ -158,4 +159,22 @@ ENTRIES: tuple[Entry, ...] = (
           "mean latency ratio of the estimated curves (engine.estimator): the roofline estimate scales almost "
           "with the SMs at batch 8, where the paper's measured MobileNet hardly fills GPU(3)",
           _gpu1_over_gpu3("mobilenet-v1")),
+)
+
+
+def compare_designs(ctx) -> list[dict]:
+    """The ResNet-50 set-up of the entries (Sec V-VI, Fig 13a's wide sizes, where heterogeneity pays most):
+    GPU(max) + FIFS, PARIS + FIFS, PARIS + ELSA, the scenarios paris-sla2-vs-gpumax and paris-tail-resnet run."""
+    return [{**_scenario(ctx, policy, scheduler, "resnet50"), "name": name}
+            for name, policy, scheduler in (("GPU(max) + FIFS", "gpu-max", {"policy": "fifs"}),
+                                            ("PARIS + FIFS", "paris", {"policy": "fifs"}),
+                                            ("PARIS + ELSA", "paris", ELSA))]
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("paris-elsa", SeedPreset(
+        name="PARIS/ELSA: GPU(max) + FIFS vs PARIS + FIFS vs PARIS + ELSA", seed="paris-elsa-mig-partitioning-scheduling",
+        question="Does a heterogeneous PARIS partition beat the best homogeneous one, and what does ELSA add? (The "
+                 "analytic engine prices ELSA as FIFS: press 'Simulate' for ELSA's size-aware routing.)"),
+        compare_designs),
 )

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from engine.reproduce._common import evaluate, remembered, saving_pct
 from engine.reproduce.entry import Entry
+from engine.reproduce.preset import Preset, SeedPreset
 from engine.stages.rpc_calibration import model_figures
+from engine.vocab import RpcPreset
 
 #: the results the RPC components' tuned defaults were fitted on (rpc_calibration.FIGURES, SplitRPC part)
 FITTED = ("splitrpc-pnic-avg", "splitrpc-pnic-lenet", "splitrpc-snic-avg", "splitrpc-dm-grpc", "splitrpc-dm-pnic",
@@ -115,4 +117,19 @@ ENTRIES: tuple[Entry, ...] = (
           "p99 saving at 1,500 req/s: " + _SERIAL + _R18 + f"so gRPC-VMA's executor saturates below {MID_RPS} "
           "req/s (unbounded p99: a 100 % saving)",
           _saving("resnet18", MID_RPS, "p99", 8), FITTED),
+)
+
+
+def compare_designs(ctx=None) -> list[dict]:
+    """Sec 6.4's server (ResNet50 on the testbed's A100 40GB, one run-to-completion executor, work-conserving
+    batches up to 8, 1,500 req/s) under each RPC path: the scenario splitrpc-dynbatch-resnet50 runs for two of them."""
+    return [{**_service("resnet50", p.value, MID_RPS, 8), "name": f"RPC {p.value}"} for p in RpcPreset]
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("splitrpc", SeedPreset(
+        name="SplitRPC: the six RPC paths", seed="splitrpc-control-data-path-rpc",
+        question=f"On SplitRPC's Sec 6.4 server (ResNet50, {SKU}, one run-to-completion executor, batches up to 8, "
+                 f"{MID_RPS:,} req/s), what does each RPC path add to latency and host CPU, and what does splitting "
+                 "control and data paths buy?"), compare_designs),
 )
