@@ -38,6 +38,13 @@ def presets() -> dict[str, SeedPreset]:
     return {k: p.info for k, p in _presets().items()}
 
 
+def presets_of(paper: str) -> dict[str, SeedPreset]:
+    """The Compare presets of `paper` (a PAPERS key), by key."""
+    if paper not in PAPERS:
+        raise UnknownPaperError(f"{paper!r} is not a seed paper; valid: {', '.join(PAPERS)}")
+    return {k: p for k, p in presets().items() if p.seed == PAPERS[paper]}
+
+
 def build_preset(key: str, ctx) -> list[dict]:
     """The designs of preset `key` as scenario dicts (validate with engine.scenario.load_scenario)."""
     every = _presets()
