@@ -76,6 +76,6 @@ def test_presets_show_the_very_scenarios_the_registry_evaluates(ctx):
                                                                    ("paris", paris_elsa.ELSA))])
     assert build_preset("preba", ctx)[preba.DPU] == preba.default_question_designs()[preba.DPU]  # preba-dpu-pcie's
     grpc_vma = next(d for d in build_preset("splitrpc", ctx) if d["rpc"]["preset"] == "grpc-bypass")
-    assert unnamed([grpc_vma]) == unnamed([splitrpc._service("resnet50", "grpc-bypass", splitrpc.MID_RPS, 8)])
+    assert unnamed([grpc_vma]) == unnamed([splitrpc._service("resnet50", "grpc-bypass", splitrpc.LOW_RPS, 8)])
     mm = gpu_primitives._multi_model(ctx).best
     assert build_preset("gpu-primitives", ctx)[1]["gpu"]["shares"] == [mm.gpu_pct_each] * mm.instances
