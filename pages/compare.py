@@ -7,7 +7,7 @@ from engine.studies.compare import RESULTS, DesignOutcome
 from engine.charts.compare import overlaid_curves, result_bars
 from engine.errors import KneepointError
 from engine.scenario import load_scenario
-from engine.seed_presets import presets
+from engine.reproduce.registry import presets
 from engine.io.urlstate import decode_many, encode_many
 from ui.choices import keep_choice
 from ui.compute import kept_result

@@ -4,14 +4,17 @@ import pandas as pd
 import streamlit as st
 
 from engine.charts.papers import reproduction_chart
-from engine.io.urlstate import encode
+from engine.errors import KneepointError
+from engine.io.urlstate import encode, encode_many
 from engine.reproduce.papers import PAPERS
-from engine.reproduce.registry import entries
+from engine.reproduce.registry import entries, presets_of
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from engine.scenario import load_scenario
+from ui.compare_state import preset_designs
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.tables import show
+from ui.text import md
 from ui.gate import guard_page
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
@@ -59,3 +62,13 @@ if designs:
         scenario = load_scenario(e.design, book)  # validated once: its name labels the link, its encoding is the link
         st.page_link("pages/design.py", label=f"{e.id}: {scenario.name}", icon=":material/tune:",
                      query_params={"s": encode(scenario)})
+st.subheader("Open on Compare")
+st.caption("This paper's Compare presets, built from the same scenarios its results are computed from: open them "
+           "side by side on the Compare page.")
+for key, preset in presets_of(paper).items():
+    try:
+        token = encode_many([load_scenario(d, context().book) for d in preset_designs(key)])
+    except KneepointError as e:  # a preset whose engine part cannot answer (PresetError, ScenarioError)
+        st.warning(f"{md(preset.name)}: cannot be built ({md(e)})")
+        continue
+    st.page_link("pages/compare.py", label=preset.name, icon=":material/compare_arrows:", query_params={"c": token})
