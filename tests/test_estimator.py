@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from engine.estimator.loo import LOO_TABLE, leave_one_out, series_errors
+from engine.estimator.loo import LOO_TABLE, series_errors
 from engine.estimator.calibrate import calibrate
 from engine.profiles.service import ProfileBook, ProfileError
 from tests.conftest import ROOT
