@@ -27,5 +27,9 @@ def _figure(builder: str, inputs: str, _build: Callable[[], Any]) -> Any:
 def cached_figure(builder: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """`builder(*args, **kwargs)`, a figure, built once per its inputs (see the module's docstring). Do not change
     the figure returned: other sessions are shown the same object."""
-    inputs = hashlib.sha256(pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
-    return _figure(f"{builder.__module__}.{builder.__qualname__}", inputs, lambda: builder(*args, **kwargs))
+    try:
+        blob = pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):  # inputs that cannot be compared: built every time
+        return builder(*args, **kwargs)
+    return _figure(f"{builder.__module__}.{builder.__qualname__}", hashlib.sha256(blob).hexdigest(),
+                   lambda: builder(*args, **kwargs))
