@@ -17,6 +17,7 @@ from ui.scenarios import clear_pins, current_scenario, pin, pins, sample, show_s
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -142,8 +143,8 @@ st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.ba
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")
-st.plotly_chart(overlaid_curves(cmp), key="cmp_curves")
+st.plotly_chart(cached_figure(overlaid_curves, cmp), key="cmp_curves")
 st.caption("Analytic curves up to each design's capacity: solid lines are the SLA percentile, dotted the mean; "
            "the dashed line is the SLA bound.")
 st.subheader("Throughput, latency and cost")
-st.plotly_chart(result_bars(cmp), key="cmp_bars")
+st.plotly_chart(cached_figure(result_bars, cmp), key="cmp_bars")

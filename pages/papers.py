@@ -16,6 +16,7 @@ from ui.design_state import context
 from ui.tables import show
 from ui.text import md
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -49,7 +50,7 @@ table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r[
                        "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
 show(table, key="pap_table")
 st.caption(summary.line())
-st.plotly_chart(reproduction_chart(models), key="pap_chart")
+st.plotly_chart(cached_figure(reproduction_chart, models), key="pap_chart")
 st.caption(f"Each computed result as Kneepoint's value over the paper's (1 = the paper's number; the shaded band is "
            f"within {WITHIN:.0%}). Results without a value (not modelled, or not run here) keep their line with the "
            "reason instead of a point. Hover a point for both values, the unit and where in the paper it is.")

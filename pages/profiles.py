@@ -18,6 +18,7 @@ from ui.text import md
 from engine.vocab import Provenance
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -55,7 +56,8 @@ with browse:
         st.warning("No latency points match these filters. Clear a filter to see more.")
     else:
         knees = series_knees(points) if show_knees else None
-        st.plotly_chart(latency_throughput_vs_batch(points, tails=show_tails, log_latency=log_latency, knees=knees),
+        st.plotly_chart(cached_figure(latency_throughput_vs_batch,
+                                      points, tails=show_tails, log_latency=log_latency, knees=knees),
                         key="prof_chart")
         n_series = points.groupby(["model", "sku", "partition", "precision", "framework", "input_len"],
                                   dropna=False).ngroups
@@ -93,7 +95,8 @@ with slices:
         st.error("No partition of this GPU can be answered for this model: "
                  + "; ".join(f"{p}: {why}" for p, why in list(view.unavailable.items())[:1]))
     else:
-        st.plotly_chart(partition_comparison(view.curves, view.summary, view.percentile), key="slice_chart")
+        st.plotly_chart(cached_figure(partition_comparison,
+                                      view.curves, view.summary, view.percentile), key="slice_chart")
         st.caption("Partitions without their own points are derived from a reference partition with the slice law "
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
                    "largest measured batch and within the memory limit. Where the GPU has no points of this model "

@@ -28,6 +28,7 @@ from ui.session import get_store
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -152,7 +153,7 @@ def report_tab() -> None:
     if report.papers is not None:
         st.subheader("Seed papers")
         st.caption(PAPERS_FIGURE_TITLE)
-        st.plotly_chart(papers_figure(report.papers), key="rep_papers_fig")
+        st.plotly_chart(cached_figure(papers_figure, report.papers), key="rep_papers_fig")
         show_table(papers_frame(report.papers.rows), key="rep_papers_table")
 
 def _act(where: str, action) -> None:
