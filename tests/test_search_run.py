@@ -225,3 +225,29 @@ def test_cli_text_and_errors(tmp_path):
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert errors["bad"].stderr.startswith("error: batching[0].max_batch: Input should be greater than")
     assert "cannot read" in errors["missing"].stderr
+
+
+def test_a_layout_s_twin_takes_its_answers_which_its_own_evaluation_gives(ctx):
+    """Layouts with the same slices at other positions are evaluated once (DesignGrid.twins); evaluating the twin
+    itself gives the same numbers to float summation order."""
+    from collections import Counter
+
+    from engine.analytic import evaluate
+    from engine.catalog import enumerate_layouts
+    from engine.search import expand, parse_space
+
+    layouts = [lay.labels() for lay in enumerate_layouts(ctx.book.catalog.gpu("A100-SXM4-40GB"))]
+    key = [tuple(sorted(Counter(e.split("@")[0] for e in lay).items())) for lay in layouts]
+    pair = next((a, b) for a in range(len(layouts)) for b in range(a + 1, len(layouts)) if key[a] == key[b])
+    space = {**SPACE, "layouts": [layouts[pair[0]], layouts[pair[1]]], "preprocessing": ["cpu"], "rpc": ["grpc"]}
+    grid = expand(parse_space(space), ctx.book)
+    r = search(grid, ctx, workers=1, confirm_top=0)
+    assert r.size == 4 and grid.twins() == [0, 1, 0, 1]
+    for first, twin in ((0, 2), (1, 3)):
+        a, b = r.designs[first].model_dump(), r.designs[twin].model_dump()
+        assert a["gpu"] != b["gpu"] and {k: v for k, v in a.items() if k not in ("index", "label", "gpu")} == {
+            k: v for k, v in b.items() if k not in ("index", "label", "gpu")}
+        own = evaluate(grid.scenario(twin), ctx)
+        assert own.sla_bounded_rps == pytest.approx(b["sla_bounded_rps"], rel=1e-12)
+        assert own.latency_ms.p99 == pytest.approx(b["p99_ms"], rel=1e-12)
+        assert own.cost.tco_usd == pytest.approx(b["tco_usd"], rel=1e-12)

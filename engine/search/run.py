@@ -61,19 +61,32 @@ def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
             cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
-def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
-    """The evaluations of designs bounds[0]..bounds[1]-1 (an executor's chunk function)."""
+def _chunk(shared: tuple[DesignGrid, Context], indices: tuple[int, ...]) -> list[tuple]:
+    """The evaluations of the designs `indices` (an executor's chunk function)."""
     grid, ctx = shared
-    return [_evaluate(grid, ctx, i) for i in range(*bounds)]
+    return [_evaluate(grid, ctx, i) for i in indices]
 
 
 def _sweep(shared: tuple[DesignGrid, Context], executor: Executor, report: Callable[[int], None]) -> tuple[list, int]:
-    """Every design's evaluation, in index order, and the number of workers used."""
-    n = shared[0].size
-    chunk = n if n < PARALLEL_FROM else max(1, min(MAX_CHUNK, math.ceil(n / (4 * executor.workers))))
-    bounds = [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
-    parts = executor.map(_chunk, shared, bounds, progress=lambda done, _total: report(min(done * chunk, n)))
-    return [e for part in parts for e in part], executor.parallel_for(len(bounds))
+    """Every design's evaluation, in index order, and the number of workers used.
+
+    Only one design of each set of twins (DesignGrid.twins: MIG layouts with the same slices at other positions) is
+    evaluated; the others take its answers. A twin whose representative could not be evaluated is evaluated itself
+    (its error may name its own layout)."""
+    grid, ctx = shared
+    n = grid.size
+    twins = grid.twins()
+    unique = sorted(set(twins))
+    m = len(unique)
+    chunk = m if n < PARALLEL_FROM else max(1, min(MAX_CHUNK, math.ceil(m / (4 * executor.workers))))
+    chunks = [tuple(unique[s:s + chunk]) for s in range(0, m, chunk)]
+    parts = executor.map(_chunk, shared, chunks, progress=lambda done, _total: report(min(n, n * done * chunk // m)))
+    done = {e[0]: e for part in parts for e in part}
+    out = []
+    for i, rep in enumerate(twins):
+        first = done[rep]
+        out.append(first if rep == i else (i, first[1], first[2]) if first[1] is not None else _evaluate(grid, ctx, i))
+    return out, executor.parallel_for(len(chunks))
 
 
 def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarray, list[str]]:
