@@ -127,6 +127,19 @@ def at_rate(design: Design, rate: float) -> RatePoint:
     cap, bottleneck, caps = capacity(design)
     stages, g, _ = _point(design, rate, design.sla_percentile)
     unstable = [name for name, c in caps.items() if rate >= c]
+    breakdown = _breakdown(design, stages, g)
+    lat = latencies(design, rate, PERCENTILES, breakdown)
+    reason = None
+    if unstable:
+        reason = (f"utilisation >= 1 at {rate:,.0f} requests/s: "
+                  + ", ".join(f"{n} (capacity {caps[n]:,.0f}/s)" for n in unstable))
+    return RatePoint(rate_rps=rate, stable=not unstable, unstable_reason=reason, latency_s=lat,
+                     breakdown_s=breakdown, stages=stages, gpu=g)
+
+
+def _breakdown(design: Design, stages: tuple[StagePoint, ...], g: GpuPoint) -> dict[str, float]:
+    """Mean time (s) per component: each host stage's fixed time, wait and service, then the batching wait and the
+    accelerator's queue and service (RatePoint.breakdown_s)."""
     breakdown = {}
     for s in stages:
         breakdown[f"{s.name}_fixed"] = s.fixed_s
@@ -135,19 +148,25 @@ def at_rate(design: Design, rate: float) -> RatePoint:
     acc = design.accelerator
     breakdown.update({"batching_wait": g.batching_wait_mean_s, f"{acc}_queue": g.queue_wait_mean_s,
                       f"{acc}_service": g.service_mean_s})
+    return breakdown
+
+
+def latencies(design: Design, rate: float, percentiles=PERCENTILES,
+              breakdown: Optional[dict[str, float]] = None) -> dict[str, float]:
+    """{'mean', one key per percentile (percentile_key: 0.999 -> 'p99.9', as the simulator names it), 'sla'}: the
+    latency (s) at `rate` requests/s at each of `percentiles` and the SLA percentile (RatePoint.latency_s; the
+    search asks only for the few it ranks by). `breakdown`: _breakdown's, if already worked out."""
+    if breakdown is None:
+        stages, g, _ = _point(design, rate, design.sla_percentile)
+        breakdown = _breakdown(design, stages, g)
     mean = sum(breakdown.values())
     lat = {"mean": mean}
-    for p in sorted(set(PERCENTILES) | {design.sla_percentile}):
+    for p in sorted(set(percentiles) | {design.sla_percentile}):
         q = _quantile(mean, _point(design, rate, p)[2])
-        lat[percentile_key(p)] = q  # 0.999 -> p99.9, as the simulator names it
+        lat[percentile_key(p)] = q
         if p == design.sla_percentile:
             lat["sla"] = q
-    reason = None
-    if unstable:
-        reason = (f"utilisation >= 1 at {rate:,.0f} requests/s: "
-                  + ", ".join(f"{n} (capacity {caps[n]:,.0f}/s)" for n in unstable))
-    return RatePoint(rate_rps=rate, stable=not unstable, unstable_reason=reason, latency_s=lat,
-                     breakdown_s=breakdown, stages=stages, gpu=g)
+    return lat
 
 
 SCAN_POINTS = 48  # at least this many rates scanned below capacity before the bisection

@@ -1,7 +1,8 @@
 """search(space, ctx) -> SearchResult: sweep a design space analytically, pick the best designs and the
 Pareto fronts, then let the simulator check the top candidates.
 
-Every design is evaluated as the Design page evaluates one (engine.analytic.evaluate_design):
+Every design is evaluated as the Design page evaluates one (engine.analytic.evaluate_design; the search reads the
+numbers it ranks by through engine.analytic.evaluate.ranked, the same values without what only a page shows):
 capacity, p99 at the offered rate, SLA-bounded throughput (the largest Poisson rate whose
 SLA-percentile latency meets the SLA, DESIGN.md section 5) and TCO / queries per dollar at that
 throughput (engine.cost, PREBA section 6.3). Best designs are chosen among those meeting the SLA at
@@ -20,7 +21,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.analytic import Context, build_design, evaluate_design
+from engine.analytic import Context, build_design
+from engine.analytic.evaluate import ranked
 from engine.analytic.sla import sla_of
 from engine.executors import Executor, LocalExecutor
 from engine.errors import KneepointError
@@ -52,13 +54,12 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
 def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
     """(metrics in _METRICS order or None, bottleneck or the error) of one design."""
     try:
-        e = evaluate_design(build_design(scenario, ctx), ctx)
+        e = ranked(build_design(scenario, ctx), ctx)
     except KneepointError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return None, str(exc)
     cost = e.cost
-    return (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
-            float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
-            cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
+    return (e.capacity_rps, float(e.stable), e.p99_ms, e.sla_latency_ms, float(e.sla_met), e.sla_bounded_rps,
+            cost.tco_usd, cost.capex_usd, cost.opex_usd, cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
 def _chunk(shared: tuple[DesignGrid, Context], indices: tuple[int, ...]) -> list[tuple]:
