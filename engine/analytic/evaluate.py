@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.bestbatch import MigVsWhole, compare_with_whole, comparison_note, flag_note
 from engine.analytic.design import Design, contention_of, prepare, with_overhead
-from engine.analytic.operating_point import at_rate, capacity, latencies, sla_bounded_rate, sla_limit, stage_states
+from engine.analytic.operating_point import at_rate, capacity, latencies, sla_bounded_rate, sla_limit, utilisations
 from engine.analytic.pipeline import Context, build_design
 from engine.cost import (COST_BASIS_NAMES, CostResult, PricedRate, fpga_price_defaults, inputs_from_spec,
                          price_defaults, priced_rate, servers_for, tco)
@@ -221,12 +221,12 @@ def _cost(design: Design, ctx: Context, priced: PricedRate) -> CostSummary:
             ctx.prices_power, power, sc.fpga.boards, smartnic=smartnic))
     gpus, fpgas = (sc.gpu.count, 0) if sc.fpga is None else (0, sc.fpga.boards)
     cap = capacity(design)[0]
-    stages, gpu = stage_states(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))  # utilisations only
+    stage_util, gpu_util = utilisations(design, min(max(throughput, 1e-6), cap * (1 - 1e-9)))
     free = sc.host.free_cores
     host_util = min(1.0, sum(min(throughput, s.capacity_rps) * s.host_cpu_s for s in design.host_stages) / free)
     dpu = sc.preprocessing.device == PreprocessDevice.DPU
-    dpu_util = next((s.utilization for s in stages if s.name.startswith("preprocess:dpu")), 0.0)
-    accel_util = min(1.0, gpu.utilization)
+    dpu_util = next((u for name, u in stage_util.items() if name.startswith("preprocess:dpu")), 0.0)
+    accel_util = min(1.0, gpu_util)
     inputs = inputs_from_spec(sc.cost, defaults, throughput_rps=throughput, gpus=gpus,
                               gpu_util=accel_util, host_util=host_util,
                               dpus=math.ceil(sc.preprocessing.units / 8) if dpu else 0,

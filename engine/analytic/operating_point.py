@@ -100,11 +100,12 @@ def sla_limit(design: Design, sla_rps: float) -> SlaLimit:
                                        if v > 0})
 
 
-def stage_states(design: Design, rate: float) -> tuple[tuple[StagePoint, ...], GpuPoint]:
-    """(host stages, GPU side) at `rate` requests/s, as at_rate gives them (RatePoint.stages, .gpu), without the
-    latency at every percentile: what pricing needs (utilisations)."""
-    stages, g, _ = _point(design, rate, design.sla_percentile)
-    return stages, g
+def utilisations(design: Design, rate: float) -> tuple[dict[str, float], float]:
+    """({host stage: busy fraction}, the accelerator's utilisation) at `rate` requests/s, as at_rate's points give
+    them (StagePoint.utilization, GpuPoint.utilization: the rate over the capacity), without working out the waits:
+    what pricing needs."""
+    gpu_cap = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
+    return {s.name: rate / s.capacity_rps for s in design.host_stages}, rate / gpu_cap
 
 
 def sla_latency(design: Design, rate: float) -> float:
