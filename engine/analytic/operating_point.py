@@ -251,15 +251,17 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
     in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
     rates below it cannot change which passing rate is last, so they are never evaluated. The top SCAN_ONE_BY_ONE
-    rates go one by one (a design limited near capacity stops there); below them every remaining rate is worked
-    out at once (prefetch_gpu_points, _scan_latencies), several times cheaper a rate than one by one."""
+    rates go one by one (a design limited near capacity stops there; none where no_load_floor misses the SLA);
+    below them every remaining rate is worked out at once (prefetch_gpu_points, _scan_latencies), several times
+    cheaper a rate than one by one."""
     excess: dict[int, float] = {}
     top = len(grid) - 1
-    for k in range(top, max(top - SCAN_ONE_BY_ONE, -1), -1):
+    one_by_one = 0 if no_load_floor(design) > design.sla_s else SCAN_ONE_BY_ONE
+    for k in range(top, max(top - one_by_one, -1), -1):
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
-    rest = grid[:max(top - SCAN_ONE_BY_ONE, -1) + 1]
+    rest = grid[:max(top - one_by_one, -1) + 1]
     if not len(rest):
         return None, excess
     prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
@@ -267,6 +269,19 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     excess.update(enumerate(below.tolist()))
     passing = np.flatnonzero(below <= 0)
     return (int(passing[-1]) if len(passing) else None), excess
+
+
+def no_load_floor(design: Design) -> float:
+    """A guess (s) at the SLA-percentile latency with no load: the host stages' fixed and service times plus the
+    fastest partition's time for a batch of one, the host services' excesses over their means added in quadrature
+    (_quantile). Where it exceeds the SLA, the scan will most likely find no passing rate, so _last_passing works
+    every rate out as one array at once instead of trying the top ones one by one first (which rate passes does not
+    depend on this order, only the time taken)."""
+    p = design.sla_percentile
+    mean = sum(s.fixed_s + max(s.service_s, 0.0) for s in design.host_stages)
+    mean += min((part.service(1) for part in design.gpu.partitions), default=0.0)
+    excess = [lognormal_quantile(s.service_s, s.scv, p) - s.service_s for s in design.host_stages if s.service_s > 0]
+    return _quantile(mean, excess)
 
 
 def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
