@@ -274,9 +274,10 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
 def no_load_floor(design: Design) -> float:
     """A guess (s) at the SLA-percentile latency with no load: the host stages' fixed and service times plus the
     fastest partition's time for a batch of one and the batch timer's Time_queue (at low load a batch waits for
-    its timer), the host services' excesses over their means added in quadrature (_quantile). Where it exceeds the SLA, the scan will most likely find no passing rate, so _last_passing works
-    every rate out as one array at once instead of trying the top ones one by one first (which rate passes does not
-    depend on this order, only the time taken)."""
+    its timer), the host services' excesses over their means added in quadrature (_quantile). Where it exceeds the
+    SLA, the scan will most likely find no passing rate, so _last_passing works every rate out as one array at once
+    instead of trying the top ones one by one first (which rate passes does not depend on this order, only the time
+    taken)."""
     p = design.sla_percentile
     mean = sum(s.fixed_s + max(s.service_s, 0.0) for s in design.host_stages)
     mean += min((part.service(1) for part in design.gpu.partitions), default=0.0) + design.gpu.time_queue_s
