@@ -51,7 +51,9 @@ with tempfile.TemporaryDirectory() as tmp:
     t_confirm = time.perf_counter() - t0 - confirmed.analytic_s
 
 print(f"designs: {grid.size:,} ({' x '.join(map(str, grid.shape))}: layouts x preprocessing x rpc x batching x "
-      f"scheduler) of {args.model} on {args.gpu} at {args.rate:,.0f} req/s; space expanded in {t_expand:.2f} s")
+      f"scheduler) of {args.model} on {args.gpu} at {args.rate:,.0f} req/s; space expanded in {t_expand:.2f} s; "
+      f"{len(set(grid.twins())):,} evaluated, the others twins of one (the same slices at other positions: its "
+      "answers); designs/s counts every design of the space")
 for workers, (wall, res) in timings.items():
     print(f"search, {workers} process(es): {wall:.2f} s = {res.size / wall:,.0f} designs/s "
           f"(analytic sweep {res.designs_per_s:,.0f} designs/s" + (f"; goal >= {GOAL_PER_PROCESS:,} per process, "

@@ -180,3 +180,17 @@ def test_a_changed_partition_copy_remembers_nothing_of_its_source(ctx):
     assert batch_tables(slower, 4)[0][0] == pytest.approx(part.mean_s[0] + 1.0)
     side = design(ctx).gpu
     assert side.model_copy(update={"partitions": (slower,)}).__pydantic_private__["_answers"] == {}
+
+
+@pytest.mark.parametrize("kw", [{}, {"preprocessing": {"device": "dpu"}}, {"batching": {"policy": "fixed"}},
+                                {"gpu": {"layout": ["7g.80gb"]}, "batching": {"policy": "work-conserving"}}])
+def test_pricing_s_utilisations_are_the_operating_point_s(ctx, kw):
+    """operating_point.utilisations (what pricing reads) gives at_rate's busy fractions without the waits."""
+    from engine.analytic.operating_point import utilisations
+
+    d = design(ctx, **kw)
+    for load in (1e-9, 0.3, 0.9):
+        rate = max(load * capacity(d)[0], 1e-6)
+        stages, gpu = utilisations(d, rate)
+        pt = at_rate(d, rate)
+        assert stages == {s.name: s.utilization for s in pt.stages} and gpu == pt.gpu.utilization

@@ -85,7 +85,7 @@ def test_simulated_sweep_on_ray_equals_local_bit_for_bit(cluster, ctx):
 def test_a_killed_worker_chunk_is_retried_and_the_answer_is_whole(cluster, ctx, tmp_path):
     _, executor = cluster
     grid = expand(parse_space(SPACE), ctx.book)
-    bounds = [(s, min(s + 24, grid.size)) for s in range(0, grid.size, 24)]
+    bounds = [tuple(range(s, min(s + 24, grid.size))) for s in range(0, grid.size, 24)]
     marker = tmp_path / "killed-once"
     on_ray = executor.map(ray_faults.dies_once, (grid, ctx, str(marker)), bounds)
     assert marker.exists(), "a worker was meant to kill itself"

@@ -141,14 +141,14 @@ def test_worker_processes_give_the_serial_answer(ctx, result, monkeypatch):
 def test_a_design_that_fails_is_reported_not_fatal(ctx, monkeypatch):
     from engine.search import run
 
-    real = run.evaluate_design
+    real = run.ranked
 
     def flaky(design, ctx_):
         if design.scenario.batching.policy.value == "preba":
             raise ProfileError("no curve for this batching")
         return real(design, ctx_)
 
-    monkeypatch.setattr(run, "evaluate_design", flaky)
+    monkeypatch.setattr(run, "ranked", flaky)
     r = search(SPACE, ctx, workers=1, confirm_top=0)
     failed = [d for d in r.designs if d.error]
     assert len(failed) == 12 and all(not d.stable and not d.meets_sla for d in failed)
@@ -163,7 +163,7 @@ def test_a_bug_in_one_design_fails_the_search_instead_of_reading_as_a_bad_input(
     def broken(design, ctx_):
         raise ValueError("math domain error")  # what a bug raises, not an engine input error
 
-    monkeypatch.setattr(run, "evaluate_design", broken)
+    monkeypatch.setattr(run, "ranked", broken)
     with pytest.raises(ValueError, match="math domain error"):
         search(SPACE, ctx, workers=1, confirm_top=0)
 
@@ -225,3 +225,50 @@ def test_cli_text_and_errors(tmp_path):
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert errors["bad"].stderr.startswith("error: batching[0].max_batch: Input should be greater than")
     assert "cannot read" in errors["missing"].stderr
+
+
+def test_a_layout_s_twin_takes_its_answers_which_its_own_evaluation_gives(ctx):
+    """Layouts with the same slices at other positions are evaluated once (DesignGrid.twins); evaluating the twin
+    itself gives the same numbers to float summation order."""
+    from collections import Counter
+
+    from engine.analytic import evaluate
+    from engine.catalog import enumerate_layouts
+    from engine.search import expand, parse_space
+
+    layouts = [lay.labels() for lay in enumerate_layouts(ctx.book.catalog.gpu("A100-SXM4-40GB"))]
+    key = [tuple(sorted(Counter(e.split("@")[0] for e in lay).items())) for lay in layouts]
+    pair = next((a, b) for a in range(len(layouts)) for b in range(a + 1, len(layouts)) if key[a] == key[b])
+    space = {**SPACE, "layouts": [layouts[pair[0]], layouts[pair[1]]], "preprocessing": ["cpu"], "rpc": ["grpc"]}
+    grid = expand(parse_space(space), ctx.book)
+    r = search(grid, ctx, workers=1, confirm_top=0)
+    assert r.size == 4 and grid.twins() == [0, 1, 0, 1]
+    for first, twin in ((0, 2), (1, 3)):
+        a, b = r.designs[first].model_dump(), r.designs[twin].model_dump()
+        assert a["gpu"] != b["gpu"] and {k: v for k, v in a.items() if k not in ("index", "label", "gpu")} == {
+            k: v for k, v in b.items() if k not in ("index", "label", "gpu")}
+        own = evaluate(grid.scenario(twin), ctx)
+        assert own.sla_bounded_rps == pytest.approx(b["sla_bounded_rps"], rel=1e-12)
+        assert own.latency_ms.p99 == pytest.approx(b["p99_ms"], rel=1e-12)
+        assert own.cost.tco_usd == pytest.approx(b["tco_usd"], rel=1e-12)
+
+
+@pytest.mark.parametrize("percentile", [99, 95])
+def test_the_ranked_numbers_are_evaluate_design_s_bit_for_bit(ctx, percentile):
+    """The search reads engine.analytic.evaluate.ranked, evaluate_design without what only a page shows."""
+    from engine.analytic import build_design, evaluate_design
+    from engine.analytic.evaluate import ranked
+    from engine.search import expand, parse_space
+
+    base = {**SPACE["base"], "workload": {"arrival": {"rate_rps": 2500}, "sla": {"percentile": percentile}}}
+    grid = expand(parse_space({**SPACE, "base": base}), ctx.book)
+    seen = set()
+    for i in range(0, grid.size, 3):
+        design = build_design(grid.scenario(i), ctx)
+        e, r = evaluate_design(design, ctx), ranked(design, ctx.fresh())
+        assert (r.capacity_rps, r.bottleneck, r.stable, r.p99_ms, r.sla_latency_ms, r.sla_met, r.sla_bounded_rps) == (
+            e.capacity_rps, e.bottleneck, e.stable, e.latency_ms.p99, e.sla.latency_at_rate_ms, e.sla.met,
+            e.sla_bounded_rps)
+        assert r.cost == e.cost
+        seen.add((e.stable, e.sla.met, e.sla_bounded_rps > 0))
+    assert len(seen) >= 3  # stable and not, meeting the SLA and not: the cases differ

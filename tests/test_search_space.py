@@ -119,3 +119,23 @@ def test_not_json_is_a_clear_error():
         parse_space("{base: 1")
     with pytest.raises(SearchError, match="a search space is a JSON object"):
         parse_space("[1, 2]")
+
+
+def test_layouts_with_the_same_slices_are_twins(book):
+    from collections import Counter
+
+    g = grid_of(book, layouts="all", preprocessing=["cpu", "none"])
+    twins = g.twins()
+    slices = [Counter(e.split("@")[0] for e in g.scenario(i).gpu.layout) for i in range(g.size)]
+    for i, rep in enumerate(twins):
+        assert rep <= i and twins[rep] == rep  # the first of its set, which represents itself
+        assert slices[rep] == slices[i] and g.options(rep)[1:] == g.options(i)[1:]
+    # every set of twins has one representative: no two representatives share their slices and other options
+    reps = sorted(set(twins))
+    assert len({(tuple(sorted(slices[r].items())), g.label(r).split(' | ', 1)[1]) for r in reps}) == len(reps) < g.size
+
+
+def test_other_gpu_sections_are_never_twins(book):
+    g = grid_of(book, layouts=[["3g.20gb@0", "3g.20gb@4"], ["4g.20gb", "3g.20gb"]],
+                partitions=[{"3g.20gb": 2}])  # the packed multiset equals layouts[0]: deduplicated, not a twin
+    assert g.twins() == list(range(g.size))

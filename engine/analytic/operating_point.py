@@ -100,11 +100,12 @@ def sla_limit(design: Design, sla_rps: float) -> SlaLimit:
                                        if v > 0})
 
 
-def stage_states(design: Design, rate: float) -> tuple[tuple[StagePoint, ...], GpuPoint]:
-    """(host stages, GPU side) at `rate` requests/s, as at_rate gives them (RatePoint.stages, .gpu), without the
-    latency at every percentile: what pricing needs (utilisations)."""
-    stages, g, _ = _point(design, rate, design.sla_percentile)
-    return stages, g
+def utilisations(design: Design, rate: float) -> tuple[dict[str, float], float]:
+    """({host stage: busy fraction}, the accelerator's utilisation) at `rate` requests/s, as at_rate's points give
+    them (StagePoint.utilization, GpuPoint.utilization: the rate over the capacity), without working out the waits:
+    what pricing needs."""
+    gpu_cap = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler)
+    return {s.name: rate / s.capacity_rps for s in design.host_stages}, rate / gpu_cap
 
 
 def sla_latency(design: Design, rate: float) -> float:
@@ -127,6 +128,19 @@ def at_rate(design: Design, rate: float) -> RatePoint:
     cap, bottleneck, caps = capacity(design)
     stages, g, _ = _point(design, rate, design.sla_percentile)
     unstable = [name for name, c in caps.items() if rate >= c]
+    breakdown = _breakdown(design, stages, g)
+    lat = latencies(design, rate, PERCENTILES, breakdown)
+    reason = None
+    if unstable:
+        reason = (f"utilisation >= 1 at {rate:,.0f} requests/s: "
+                  + ", ".join(f"{n} (capacity {caps[n]:,.0f}/s)" for n in unstable))
+    return RatePoint(rate_rps=rate, stable=not unstable, unstable_reason=reason, latency_s=lat,
+                     breakdown_s=breakdown, stages=stages, gpu=g)
+
+
+def _breakdown(design: Design, stages: tuple[StagePoint, ...], g: GpuPoint) -> dict[str, float]:
+    """Mean time (s) per component: each host stage's fixed time, wait and service, then the batching wait and the
+    accelerator's queue and service (RatePoint.breakdown_s)."""
     breakdown = {}
     for s in stages:
         breakdown[f"{s.name}_fixed"] = s.fixed_s
@@ -135,19 +149,25 @@ def at_rate(design: Design, rate: float) -> RatePoint:
     acc = design.accelerator
     breakdown.update({"batching_wait": g.batching_wait_mean_s, f"{acc}_queue": g.queue_wait_mean_s,
                       f"{acc}_service": g.service_mean_s})
+    return breakdown
+
+
+def latencies(design: Design, rate: float, percentiles=PERCENTILES,
+              breakdown: Optional[dict[str, float]] = None) -> dict[str, float]:
+    """{'mean', one key per percentile (percentile_key: 0.999 -> 'p99.9', as the simulator names it), 'sla'}: the
+    latency (s) at `rate` requests/s at each of `percentiles` and the SLA percentile (RatePoint.latency_s; the
+    search asks only for the few it ranks by). `breakdown`: _breakdown's, if already worked out."""
+    if breakdown is None:
+        stages, g, _ = _point(design, rate, design.sla_percentile)
+        breakdown = _breakdown(design, stages, g)
     mean = sum(breakdown.values())
     lat = {"mean": mean}
-    for p in sorted(set(PERCENTILES) | {design.sla_percentile}):
+    for p in sorted(set(percentiles) | {design.sla_percentile}):
         q = _quantile(mean, _point(design, rate, p)[2])
-        lat[percentile_key(p)] = q  # 0.999 -> p99.9, as the simulator names it
+        lat[percentile_key(p)] = q
         if p == design.sla_percentile:
             lat["sla"] = q
-    reason = None
-    if unstable:
-        reason = (f"utilisation >= 1 at {rate:,.0f} requests/s: "
-                  + ", ".join(f"{n} (capacity {caps[n]:,.0f}/s)" for n in unstable))
-    return RatePoint(rate_rps=rate, stable=not unstable, unstable_reason=reason, latency_s=lat,
-                     breakdown_s=breakdown, stages=stages, gpu=g)
+    return lat
 
 
 SCAN_POINTS = 48  # at least this many rates scanned below capacity before the bisection
@@ -231,15 +251,17 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     """(index of the last scanned rate whose SLA-percentile latency meets the SLA or None, {index: latency - SLA
     in s} of the rates evaluated). The scan runs from the top down and stops at the first passing rate: the
     rates below it cannot change which passing rate is last, so they are never evaluated. The top SCAN_ONE_BY_ONE
-    rates go one by one (a design limited near capacity stops there); below them every remaining rate is worked
-    out at once (prefetch_gpu_points, _scan_latencies), several times cheaper a rate than one by one."""
+    rates go one by one (a design limited near capacity stops there; none where no_load_floor misses the SLA);
+    below them every remaining rate is worked out at once (prefetch_gpu_points, _scan_latencies), several times
+    cheaper a rate than one by one."""
     excess: dict[int, float] = {}
     top = len(grid) - 1
-    for k in range(top, max(top - SCAN_ONE_BY_ONE, -1), -1):
+    one_by_one = 0 if no_load_floor(design) > design.sla_s else SCAN_ONE_BY_ONE
+    for k in range(top, max(top - one_by_one, -1), -1):
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
-    rest = grid[:max(top - SCAN_ONE_BY_ONE, -1) + 1]
+    rest = grid[:max(top - one_by_one, -1) + 1]
     if not len(rest):
         return None, excess
     prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
@@ -247,6 +269,20 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     excess.update(enumerate(below.tolist()))
     passing = np.flatnonzero(below <= 0)
     return (int(passing[-1]) if len(passing) else None), excess
+
+
+def no_load_floor(design: Design) -> float:
+    """A guess (s) at the SLA-percentile latency with no load: the host stages' fixed and service times plus the
+    fastest partition's time for a batch of one and the batch timer's Time_queue (at low load a batch waits for
+    its timer), the host services' excesses over their means added in quadrature (_quantile). Where it exceeds the
+    SLA, the scan will most likely find no passing rate, so _last_passing works every rate out as one array at once
+    instead of trying the top ones one by one first (which rate passes does not depend on this order, only the time
+    taken)."""
+    p = design.sla_percentile
+    mean = sum(s.fixed_s + max(s.service_s, 0.0) for s in design.host_stages)
+    mean += min((part.service(1) for part in design.gpu.partitions), default=0.0) + design.gpu.time_queue_s
+    excess = [lognormal_quantile(s.service_s, s.scv, p) - s.service_s for s in design.host_stages if s.service_s > 0]
+    return _quantile(mean, excess)
 
 
 def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:

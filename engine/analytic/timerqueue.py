@@ -13,6 +13,8 @@ from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
 
 
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
+# their nodes and weights on [-1, 1], worked out once (numpy's leggauss finds them as eigenvalues at every call)
+_TIMER_NODES, _TIMER_WEIGHTS = np.polynomial.legendre.leggauss(TIMER_NODES)
 
 
 def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -119,8 +121,7 @@ def _rows_after_clean_start(chain: _Chain, times: np.ndarray, time_queue: float,
     busy = arrivals_pmf[..., cap:].sum(axis=-1)
     if cap > 1:
         waiting = np.arange(1, cap)
-        nodes, weights = np.polynomial.legendre.leggauss(TIMER_NODES)
-        u_nodes, u_weights = 0.5 * (nodes + 1), 0.5 * weights
+        u_nodes, u_weights = 0.5 * (_TIMER_NODES + 1), 0.5 * _TIMER_WEIGHTS
         left = np.maximum(0.0, time_queue - times[:, :, None] * (1 - u_nodes)[None, None, :])  # (B, nodes, U)
         wait, gathered, window_pmf = _timer_windows(lam, left, cap)  # (B, nodes, U, q), (B, nodes, U, arrivals)
         density = u_weights[None, :] * waiting[:, None] * (1 - u_nodes[None, :]) ** (waiting[:, None] - 1)

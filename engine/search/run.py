@@ -1,7 +1,8 @@
 """search(space, ctx) -> SearchResult: sweep a design space analytically, pick the best designs and the
 Pareto fronts, then let the simulator check the top candidates.
 
-Every design is evaluated as the Design page evaluates one (engine.analytic.evaluate_design):
+Every design is evaluated as the Design page evaluates one (engine.analytic.evaluate_design; the search reads the
+numbers it ranks by through engine.analytic.evaluate.ranked, the same values without what only a page shows):
 capacity, p99 at the offered rate, SLA-bounded throughput (the largest Poisson rate whose
 SLA-percentile latency meets the SLA, DESIGN.md section 5) and TCO / queries per dollar at that
 throughput (engine.cost, PREBA section 6.3). Best designs are chosen among those meeting the SLA at
@@ -20,7 +21,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.analytic import Context, build_design, evaluate_design
+from engine.analytic import Context, build_design
+from engine.analytic.evaluate import ranked
 from engine.analytic.sla import sla_of
 from engine.executors import Executor, LocalExecutor
 from engine.errors import KneepointError
@@ -52,28 +54,40 @@ def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
 def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
     """(metrics in _METRICS order or None, bottleneck or the error) of one design."""
     try:
-        e = evaluate_design(build_design(scenario, ctx), ctx)
+        e = ranked(build_design(scenario, ctx), ctx)
     except KneepointError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return None, str(exc)
     cost = e.cost
-    return (e.capacity_rps, float(e.stable), e.latency_ms.p99, e.sla.latency_at_rate_ms,
-            float(e.sla.met), e.sla_bounded_rps, cost.tco_usd, cost.capex_usd, cost.opex_usd,
-            cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
+    return (e.capacity_rps, float(e.stable), e.p99_ms, e.sla_latency_ms, float(e.sla_met), e.sla_bounded_rps,
+            cost.tco_usd, cost.capex_usd, cost.opex_usd, cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
-def _chunk(shared: tuple[DesignGrid, Context], bounds: tuple[int, int]) -> list[tuple]:
-    """The evaluations of designs bounds[0]..bounds[1]-1 (an executor's chunk function)."""
+def _chunk(shared: tuple[DesignGrid, Context], indices: tuple[int, ...]) -> list[tuple]:
+    """The evaluations of the designs `indices` (an executor's chunk function)."""
     grid, ctx = shared
-    return [_evaluate(grid, ctx, i) for i in range(*bounds)]
+    return [_evaluate(grid, ctx, i) for i in indices]
 
 
 def _sweep(shared: tuple[DesignGrid, Context], executor: Executor, report: Callable[[int], None]) -> tuple[list, int]:
-    """Every design's evaluation, in index order, and the number of workers used."""
-    n = shared[0].size
-    chunk = n if n < PARALLEL_FROM else max(1, min(MAX_CHUNK, math.ceil(n / (4 * executor.workers))))
-    bounds = [(s, min(s + chunk, n)) for s in range(0, n, chunk)]
-    parts = executor.map(_chunk, shared, bounds, progress=lambda done, _total: report(min(done * chunk, n)))
-    return [e for part in parts for e in part], executor.parallel_for(len(bounds))
+    """Every design's evaluation, in index order, and the number of workers used.
+
+    Only one design of each set of twins (DesignGrid.twins: MIG layouts with the same slices at other positions) is
+    evaluated; the others take its answers. A twin whose representative could not be evaluated is evaluated itself
+    (its error may name its own layout)."""
+    grid, ctx = shared
+    n = grid.size
+    twins = grid.twins()
+    unique = sorted(set(twins))
+    m = len(unique)
+    chunk = m if n < PARALLEL_FROM else max(1, min(MAX_CHUNK, math.ceil(m / (4 * executor.workers))))
+    chunks = [tuple(unique[s:s + chunk]) for s in range(0, m, chunk)]
+    parts = executor.map(_chunk, shared, chunks, progress=lambda done, _total: report(min(n, n * done * chunk // m)))
+    done = {e[0]: e for part in parts for e in part}
+    out = []
+    for i, rep in enumerate(twins):
+        first = done[rep]
+        out.append(first if rep == i else (i, first[1], first[2]) if first[1] is not None else _evaluate(grid, ctx, i))
+    return out, executor.parallel_for(len(chunks))
 
 
 def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarray, list[str]]:

@@ -193,12 +193,31 @@ class DesignGrid(BaseModel):
     def label(self, index: int) -> str:
         return " | ".join(o.label for o in self.options(index))
 
+    def twins(self) -> list[int]:
+        """For each design, the first design of the grid with the same physics (gpu_twin_key): designs whose MIG
+        layouts place the same slices at other positions are evaluated once and share its answers."""
+        first: dict[tuple, int] = {}
+        gpu_rep = [first.setdefault(gpu_twin_key(o.part), g) for g, o in enumerate(self.axes[0])]
+        inner = self.size // len(self.axes[0])
+        return [gpu_rep[i // inner] * inner + i % inner for i in range(self.size)]
+
     def scenario(self, index: int) -> Scenario:
         """The design's scenario (its parts were validated against the catalogue with this base)."""
         opts = self.options(index)
         update: dict[str, Any] = {o.axis: o.part for o in opts}
         update["name"] = " | ".join(o.label for o in opts)[:120]
         return self.base.model_copy(update=update)
+
+
+def gpu_twin_key(gpu: GpuSpec) -> tuple:
+    """What of a GPU section the analytic answers depend on: its SKU, contention, shares and each GPU's MIG profiles
+    as a multiset (GPUs in any order). A slice's start position only makes a layout valid or not; the engine prices
+    a partition by its profile and its GPU's number of busy slices (engine.analytic.design.with_contention), so
+    layouts with the same multiset per GPU give the same answers (to the last bits of float summation order)."""
+    if gpu.layout is None and gpu.layouts is None:
+        return ("as declared", gpu.model_dump_json())
+    per_gpu = sorted(tuple(sorted(entry.split("@")[0] for entry in lay)) for lay in gpu.per_gpu_layouts())
+    return ("mig", gpu.sku, gpu.mig_contention, tuple(per_gpu))
 
 
 def expand(space: SearchSpace, book) -> DesignGrid:
