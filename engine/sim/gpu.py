@@ -16,6 +16,8 @@ Inputs: a GpuSpec (the partitions' service, batching rules and scheduler; one pe
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -269,7 +271,158 @@ class GpuEngine:
         for queue in self.queues:
             self._kick(queue)
 
+    # -- static queues: a plain event loop ----------------------------------------------------------
+
+    def _run_static(self) -> None:
+        """Open loop with static queues (fifs, round-robin): every arrival is known, so the partitions only
+        ever wait for a time, never for each other's events, and a heap of (time, order) replaces simpy.
+
+        The same steps in the same order as the simpy processes (_partition): times are the same floats
+        (a wait of leave_at - now lands at now + (leave_at - now)), ties go the way simpy's event ids
+        send them (the order events were scheduled), and batch numbers (which pick the service draws)
+        follow the order batches are taken."""
+        if self.scheduler.shared:
+            self._loop_shared()
+        else:
+            self._loop_each()
+
+    def _progress_every(self) -> tuple[int, float]:
+        """(batches between progress calls, horizon in s) for the event loops."""
+        horizon = max(self.ready) if self.ready else 0.0
+        return max(1, self.n_requests // 50), horizon
+
+    def _loop_shared(self) -> None:
+        """First-idle-first-serve over one static queue: free partitions take turns at the batcher in the order
+        they became free (a partition that frees at f while the batcher was last released at T decides at
+        max(f, T)); the one at the batcher waits until its batch is due, takes it and releases the batcher."""
+        queue, service, plan = self.queues[0], self.service, self.spec.plan
+        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
+        single = len(queue.buckets) == 1
+        bucket = queue.buckets[0]
+        ready, cum, lengths = bucket.ready, bucket.cum_items, bucket.lengths
+        known, bucket_index = len(ready), bucket.index
+        decide, take, sample = queue.decide, queue.take, service.sample
+        logs = self._log_appends()
+        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
+         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = logs
+        free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
+        order, released, number, head = self.n_partitions, 0.0, 0, 0
+        pop, push = heapq.heappop, heapq.heappush
+        progress, (every, horizon) = self.progress, self._progress_every()
+        while free:
+            now, _, partition = pop(free)
+            if now < released:
+                now = released
+            batch_max = batch_maxes[partition]
+            if single:  # BatchQueue.decide and take, inline (one bucket)
+                if head >= known:
+                    break
+                if cum is None:
+                    count = batch_max[0] if batch_max[0] < request_cap else request_cap
+                    last = head + count - 1
+                else:
+                    bucket.head = head
+                    count, last = bucket.fit(batch_max[0], request_cap)
+                due = ready[head] + time_queue_s
+                if last < known and ready[last] < due:
+                    due = ready[last]
+                if due > now:
+                    now = now + (due - now)
+                at = now if now > due else due
+                stop = head + count
+                if stop > known:
+                    stop = known
+                if ready[stop - 1] > at:
+                    count = bisect.bisect_right(ready, at, head, stop) - head
+                else:
+                    count = stop - head
+                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
+                longest = max(lengths[head:head + count]) if lengths is not None else None
+                log_segment_batch(number), log_segment_bucket(bucket_index)
+                log_segment_position(head), log_segment_count(count)
+                head += count
+                n_requests = count
+            else:
+                decision = decide(now, batch_max, request_cap, time_queue_s)
+                if decision is None:
+                    break
+                leave_at, due, bucket_at, request_limit = decision
+                if leave_at > now:
+                    now = now + (leave_at - now)
+                segments, items, longest = take(max(now, leave_at), bucket_at, request_limit, batch_max)
+                n_requests = 0
+                for segment_bucket, position, count in segments:
+                    log_segment_batch(number), log_segment_bucket(segment_bucket)
+                    log_segment_position(position), log_segment_count(count)
+                    n_requests += count
+            released = now
+            service_s = sample(partition, items, longest, number)
+            end = now + service_s
+            log_partition(partition), log_start(now), log_formed(due if due < now else now)
+            log_end(end), log_items(items), log_requests(n_requests)
+            push(free, (end, order, partition))
+            order += 1
+            number += 1
+            if progress is not None and number % every == 0 and horizon > 0:
+                progress(min(0.99, now / horizon))
+        if single:
+            bucket.head = head
+
+    def _loop_each(self) -> None:
+        """Per-partition static queues (round-robin): each partition decides when it frees; a batch not yet
+        due is taken by a second event at its due time. The heap orders both kinds of event as simpy would."""
+        service, plan = self.service, self.spec.plan
+        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
+        queues = self.queue_of
+        sample = service.sample
+        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
+         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
+        # (time, order, partition, decision or None): None = the partition frees and decides, else it takes
+        events = [(0.0, partition, partition, None) for partition in range(self.n_partitions)]
+        order, number = self.n_partitions, 0
+        pop, push = heapq.heappop, heapq.heappush
+        progress, (every, horizon) = self.progress, self._progress_every()
+        while events:
+            now, _, partition, decision = pop(events)
+            queue, batch_max = queues[partition], batch_maxes[partition]
+            if decision is None:
+                decision = queue.decide(now, batch_max, request_cap, time_queue_s)
+                if decision is None:
+                    continue  # this partition's queue is done
+                leave_at = decision[0]
+                if leave_at > now:
+                    push(events, (now + (leave_at - now), order, partition, decision))
+                    order += 1
+                    continue
+            leave_at, due, bucket_at, request_limit = decision
+            segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
+            n_requests = 0
+            for segment_bucket, position, count in segments:
+                log_segment_batch(number), log_segment_bucket(segment_bucket)
+                log_segment_position(position), log_segment_count(count)
+                n_requests += count
+            service_s = sample(partition, items, longest, number)
+            end = now + service_s
+            log_partition(partition), log_start(now), log_formed(due if due < now else now)
+            log_end(end), log_items(items), log_requests(n_requests)
+            push(events, (end, order, partition, None))
+            order += 1
+            number += 1
+            if progress is not None and number % every == 0 and horizon > 0:
+                progress(min(0.99, now / horizon))
+
+    def _log_appends(self) -> tuple:
+        return (self.batch_partition.append, self.batch_start.append, self.batch_formed.append,
+                self.batch_end.append, self.batch_items.append, self.batch_requests.append,
+                self.segment_batch.append, self.segment_bucket.append, self.segment_position.append,
+                self.segment_count.append)
+
     def run(self) -> BatchLog:
+        if not (self.dynamic or self.closed_loop):
+            self._run_static()
+            if self.progress is not None:
+                self.progress(1.0)
+            return self._log()
         env = self.env
         for partition in range(self.n_partitions):
             env.process(self._partition(partition))
