@@ -77,9 +77,11 @@ class GpuEngine:
     """One run of the GPU side: GpuEngine(spec, requests).run() -> BatchLog."""
 
     def __init__(self, spec: GpuSpec, requests: GpuRequests, *,
-                 progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False):
+                 progress: Optional[Callable[[float], None]] = None, force_dynamic: bool = False,
+                 use_simpy: bool = False):
         """force_dynamic: queue requests as they arrive even where every arrival is known in advance (tests
-        check the two paths agree)."""
+        check the two paths agree); use_simpy: run the simpy processes even where the plain event loop would
+        (tests check the loop takes the same steps)."""
         self.env = simpy.Environment()
         self.spec, plan = spec, spec.plan
         self.service = spec.service
@@ -107,6 +109,9 @@ class GpuEngine:
         self.n_buckets = (int(np.max(lengths) // plan.bucket_width) + 1
                           if (plan.bucket_width > 0 and lengths is not None) else 1)
         self.dynamic = force_dynamic or self.closed_loop or not (self.scheduler.shared or self.scheduler.static)
+        # simpy processes where they interact (closed loop: a client and the partitions; a shared queue that
+        # fills as requests arrive), else a plain event loop of the same steps (use_simpy: always the processes)
+        self.use_simpy = use_simpy or self.closed_loop or (self.dynamic and self.scheduler.shared)
         self.closed = False  # no request is still to come
         self.query_done = None  # closed loop: the event of the query in flight completing
         # first-idle-first-serve: one partition at a time at the shared queue, the others wait in line
@@ -411,6 +416,112 @@ class GpuEngine:
             if progress is not None and number % every == 0 and horizon > 0:
                 progress(min(0.99, now / horizon))
 
+    def _loop_dynamic(self) -> None:
+        """Open loop, per-partition dynamic queues (JSQ, ELSA): the scheduler decides each request's partition
+        when it reaches the batcher. The steps of the simpy processes (_dispatcher, _partition, _wait, _kick) as
+        events on one heap, scheduled in the same order so that ties break as simpy's event ids break them:
+        an arrival wakes its partition's waiter (a wake event at that time); a wait with a deadline is a timer
+        that wakes the partition unless an arrival did first (a stale timer is dropped: it schedules nothing)."""
+        service, plan, scheduler = self.service, self.spec.plan, self.scheduler
+        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
+        queues, n_partitions = self.queue_of, self.n_partitions
+        ready, sizes, lengths = self.ready, self.sizes, self.lengths
+        sample, mean, assign, tracks = service.sample, service.mean, scheduler.assign, scheduler.tracks
+        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
+         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
+        pop, push = heapq.heappop, heapq.heappush
+        progress, (every, horizon) = self.progress, self._progress_every()
+        FREE, WAKE, TIMER, ARRIVAL = 0, 1, 2, 3
+        events: list = []  # (time, order, kind, partition or request position, timer token)
+        waiting = [-1] * n_partitions  # token of the partition's untriggered waiter (-1: none)
+        running = [0] * n_partitions  # requests in the batch each partition is serving
+        order = 0
+        number = 0
+        closed = False
+        arrivals = np.argsort(np.asarray(ready), kind="stable").tolist()
+        n_arrivals = len(arrivals)
+
+        def resume(partition: int, now: float) -> None:
+            """The partition decides at `now`: wait (for an arrival, or until its batch is due) or take a batch."""
+            nonlocal order, number
+            queue, batch_max = queues[partition], batch_maxes[partition]
+            decision = queue.decide(now, batch_max, request_cap, time_queue_s)
+            if decision is None:
+                if not closed:
+                    waiting[partition] = order  # any unique token; no timer
+                    order += 1
+                return
+            leave_at, due, bucket_at, request_limit = decision
+            if leave_at > now:
+                waiting[partition] = order
+                push(events, (now + (leave_at - now), order, TIMER, partition, order))
+                order += 1
+                return
+            segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
+            n_requests = 0
+            for segment_bucket, position, count in segments:
+                log_segment_batch(number), log_segment_bucket(segment_bucket)
+                log_segment_position(position), log_segment_count(count)
+                n_requests += count
+            service_s = sample(partition, items, longest, number)
+            log_partition(partition), log_start(now), log_formed(due if due < now else now)
+            log_end(now + service_s), log_items(items), log_requests(n_requests)
+            number += 1
+            if tracks:
+                estimate = mean(partition, items, longest)
+                scheduler.on_take(partition, items, estimate)
+                scheduler.on_start(partition, now, estimate)
+            running[partition] = n_requests
+            push(events, (now + service_s, order, FREE, partition, 0))
+            order += 1
+            if progress is not None and number % every == 0 and horizon > 0:
+                progress(min(0.99, now / horizon))
+
+        def kick(partition: int, now: float) -> None:
+            nonlocal order
+            if waiting[partition] >= 0:
+                waiting[partition] = -1
+                push(events, (now, order, WAKE, partition, 0))
+                order += 1
+
+        def dispatch(position: int, now: float) -> None:
+            """The dispatcher at `now`: hand on every request due by then, then sleep until the next one."""
+            nonlocal order, closed
+            while position < n_arrivals:
+                request = arrivals[position]
+                ready_at = ready[request]
+                if ready_at > now:
+                    push(events, (now + (ready_at - now), order, ARRIVAL, position, 0))
+                    order += 1
+                    return
+                partition = assign(request, now)
+                queue = queues[partition]
+                length = lengths[request] if lengths is not None else None
+                queue.buckets[queue.bucket_of(length)].append(request, ready_at, sizes[request], length)
+                kick(partition, now)
+                position += 1
+            closed = True
+            for partition in range(n_partitions):
+                kick(partition, now)
+
+        for partition in range(n_partitions):  # the processes start in this order, the dispatcher last
+            resume(partition, 0.0)
+        dispatch(0, 0.0)
+        while events:
+            now, _, kind, which, token = pop(events)
+            if kind == ARRIVAL:
+                dispatch(which, now)
+            elif kind == FREE:
+                if tracks:
+                    scheduler.on_done(which, running[which])
+                resume(which, now)
+            elif kind == WAKE:
+                resume(which, now)
+            elif waiting[which] == token:  # a timer whose wait no arrival ended: wake the partition now
+                waiting[which] = -1
+                push(events, (now, order, WAKE, which, 0))
+                order += 1
+
     def _log_appends(self) -> tuple:
         return (self.batch_partition.append, self.batch_start.append, self.batch_formed.append,
                 self.batch_end.append, self.batch_items.append, self.batch_requests.append,
@@ -418,8 +529,11 @@ class GpuEngine:
                 self.segment_count.append)
 
     def run(self) -> BatchLog:
-        if not (self.dynamic or self.closed_loop):
-            self._run_static()
+        if not self.use_simpy:
+            if self.dynamic:
+                self._loop_dynamic()
+            else:
+                self._run_static()
             if self.progress is not None:
                 self.progress(1.0)
             return self._log()
