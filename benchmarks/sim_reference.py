@@ -52,6 +52,8 @@ LOAD = 0.7  # offered rate over the analytic capacity
 def service_time(gpu_service):
     """time(partition, items, longest, batch number) of the run's GPU service: the table's mean for the batch's
     items times the batch's own draw (a log-normal factor of mean 1 for profiled service)."""
+    while gpu_service.draws is not None and len(gpu_service.draws) < gpu_service.n_draws:
+        gpu_service.more_draws()  # every draw the run may need, before the loop
     tables, draws, sigma = gpu_service.tables, gpu_service.draws, gpu_service.sigma
     synthetic, by_length = gpu_service.spec is not None, gpu_service.lengths is not None
     mean_of = gpu_service.mean

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from array import array
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -90,25 +91,28 @@ class GpuEngine:
         self.requests = requests
         self.progress = progress
         self.closed_loop = requests.closed_loop
-        # plain lists: the processes index them one request at a time, which numpy arrays do slowly
-        self.sizes = requests.sizes.tolist()
-        self.lengths = requests.lengths.tolist() if requests.lengths is not None else None
+        scheduler_class = scheduler_for(spec.scheduler)
+        self.dynamic = force_dynamic or self.closed_loop or not (scheduler_class.shared or scheduler_class.static)
+        # plain lists where requests are handled one at a time (dynamic queues, the simpy processes), which numpy
+        # arrays index slowly; static queues hold their own (engine.sim.batcher.static_queue)
+        per_request = self.dynamic or use_simpy
+        self.sizes = requests.sizes.tolist() if per_request else None
+        self.lengths = requests.lengths.tolist() if per_request and requests.lengths is not None else None
+        self.host_offset = None
         if self.closed_loop:
             self.host_offset = requests.ready.tolist()
             self.arrival = [0.0] * self.n_requests
             self.ready = [0.0] * self.n_requests
         else:
-            self.host_offset = None
-            self.arrival = requests.arrival.tolist() if requests.arrival is not None else None
-            self.ready = requests.ready.tolist()
-        self.scheduler = scheduler_for(spec.scheduler)(SchedulerView(
+            self.arrival = requests.arrival.tolist() if per_request and requests.arrival is not None else None
+            self.ready = requests.ready.tolist() if per_request else None
+        self.scheduler = scheduler_class(SchedulerView(
             n_partitions=self.n_partitions, service=spec.service, batch_max=[caps[0] for caps in plan.batch_max],
             request_cap=plan.request_cap, sla_s=spec.sla_s, alpha=spec.alpha, beta=spec.beta, sizes=self.sizes,
             lengths=self.lengths, arrivals=self.arrival))
         lengths = requests.lengths
         self.n_buckets = (int(np.max(lengths) // plan.bucket_width) + 1
                           if (plan.bucket_width > 0 and lengths is not None) else 1)
-        self.dynamic = force_dynamic or self.closed_loop or not (self.scheduler.shared or self.scheduler.static)
         # simpy processes where they interact (closed loop: a client and the partitions; a shared queue that
         # fills as requests arrive), else a plain event loop of the same steps (use_simpy: always the processes)
         self.use_simpy = use_simpy or self.closed_loop or (self.dynamic and self.scheduler.shared)
@@ -120,10 +124,13 @@ class GpuEngine:
         self.buckets = []  # every queue's buckets, numbered as Bucket.index
         self._build_queues()
         # the batch log, one entry per batch
-        self.batch_partition, self.batch_start, self.batch_formed, self.batch_end = [], [], [], []
-        self.batch_items, self.batch_requests = [], []
+        # typed arrays (8 bytes an entry, no float objects): an unbatched run logs as many batches as requests
+        self.batch_partition, self.batch_items, self.batch_requests = array("q"), array("q"), array("q")
+        self.batch_start, self.batch_formed, self.batch_end = array("d"), array("d"), array("d")
         # its segments (Segment: bucket, position, count) with their batch number, to map requests to batches
-        self.segment_batch, self.segment_bucket, self.segment_position, self.segment_count = [], [], [], []
+        self.segment_batch, self.segment_bucket = array("q"), array("q")
+        self.segment_position, self.segment_count = array("q"), array("q")
+        self.in_order = None  # a bucket whose batches took its requests in order, logging no segments
 
     # -- queues ------------------------------------------------------------------------------------
 
@@ -293,8 +300,8 @@ class GpuEngine:
 
     def _progress_every(self) -> tuple[int, float]:
         """(batches between progress calls, horizon in s) for the event loops."""
-        horizon = max(self.ready) if self.ready else 0.0
-        return max(1, self.n_requests // 50), horizon
+        ready = self.requests.ready
+        return max(1, self.n_requests // 50), (float(ready.max()) if len(ready) else 0.0)
 
     def _loop_shared(self) -> None:
         """First-idle-first-serve over one static queue: free partitions take turns at the batcher in the order
@@ -305,7 +312,7 @@ class GpuEngine:
         single = len(queue.buckets) == 1
         bucket = queue.buckets[0]
         ready, cum, lengths = bucket.ready, bucket.cum_items, bucket.lengths
-        known, bucket_index = len(ready), bucket.index
+        known = len(ready)
         decide, take, sample = queue.decide, queue.take, service.sample
         logs = self._log_appends()
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
@@ -343,9 +350,7 @@ class GpuEngine:
                     count = stop - head
                 items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
                 longest = max(lengths[head:head + count]) if lengths is not None else None
-                log_segment_batch(number), log_segment_bucket(bucket_index)
-                log_segment_position(head), log_segment_count(count)
-                head += count
+                head += count  # batches take the bucket in order: its segments follow from the counts
                 n_requests = count
             else:
                 decision = decide(now, batch_max, request_cap, time_queue_s)
@@ -372,6 +377,7 @@ class GpuEngine:
                 progress(min(0.99, now / horizon))
         if single:
             bucket.head = head
+            self.in_order = bucket.index
 
     def _loop_each(self) -> None:
         """Per-partition static queues (round-robin): each partition decides when it frees; a batch not yet
@@ -558,6 +564,10 @@ class GpuEngine:
 
     def _log(self) -> BatchLog:
         request_batch = np.full(self.n_requests, -1, dtype=np.int64)
+        n_requests = np.array(self.batch_requests, dtype=np.int64)
+        if self.in_order is not None:  # batch k took the next n_requests[k] requests of the bucket
+            taken = np.asarray(self.buckets[self.in_order].ids[:int(n_requests.sum())], dtype=np.int64)
+            request_batch[taken] = np.repeat(np.arange(len(n_requests)), n_requests)
         batch = np.array(self.segment_batch, dtype=np.int64)
         bucket_of = np.array(self.segment_bucket, dtype=np.int64)
         position = np.array(self.segment_position, dtype=np.int64)
@@ -576,5 +586,5 @@ class GpuEngine:
         return BatchLog(partition=np.array(self.batch_partition, dtype=np.int64), start=np.array(self.batch_start),
                         formed=np.array(self.batch_formed), end=np.array(self.batch_end),
                         items=np.array(self.batch_items, dtype=np.int64),
-                        n_requests=np.array(self.batch_requests, dtype=np.int64), request_batch=request_batch,
+                        n_requests=n_requests, request_batch=request_batch,
                         arrival=arrival, ready=ready)

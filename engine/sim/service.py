@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from statistics import NormalDist
 from typing import Optional
 
@@ -29,6 +30,8 @@ from engine.scenario import ServiceSpec
 from engine.sim.errors import SimError
 from engine.analytic.gpu import lognormal_sigma_for_ratio, length_rows
 from engine.vocab import ServiceKind
+
+DRAW_CHUNK = 1 << 16  # batches' draws made at a time
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:
@@ -41,8 +44,8 @@ class GpuService:
 
     def __init__(self, design, n_draws: int, rng: np.random.Generator, spec: Optional[ServiceSpec] = None,
                  ctx=None):
-        """n_draws: how many batches may run (one per request at most); each batch's random draw is made up
-        front and picked by its batch number."""
+        """n_draws: how many batches may run (one per request at most); each batch's random draw is picked by
+        its batch number (drawn in chunks, in order, from `rng`)."""
         partitions = design.gpu.partitions
         self.n = len(partitions)
         self.spec = spec
@@ -57,13 +60,12 @@ class GpuService:
             self.tables = [[mean_ms / 1e3 * (1 + spec.batch_slope * extra) for extra in range(largest)]
                            for mean_ms in means_ms]
             if spec.kind == ServiceKind.EXPONENTIAL:
-                self.draws = rng.standard_exponential(n_draws).tolist()  # factors of mean 1
+                self._draw = rng.standard_exponential  # factors of mean 1
             elif spec.kind == ServiceKind.LOGNORMAL and spec.scv > 0:
                 log_variance = math.log1p(spec.scv)
-                self.draws = np.exp(math.sqrt(log_variance) * rng.standard_normal(n_draws)
-                                    - log_variance / 2).tolist()
+                self._draw = lambda k: np.exp(math.sqrt(log_variance) * rng.standard_normal(k) - log_variance / 2)
             else:
-                self.draws = None  # deterministic
+                self._draw = None  # deterministic
             self.sigma = [0.0] * self.n
         else:
             z = NormalDist().inv_cdf(design.sla_percentile)
@@ -73,10 +75,25 @@ class GpuService:
             self.sigma = [partition.jitter_sigma if partition.jitter_sigma is not None
                           else _sigma_for_ratio(float(np.median(partition.tail_s / partition.mean_s)), z)
                           for partition in partitions]
-            self.draws = rng.standard_normal(n_draws).tolist()  # standard normals, scaled per partition
+            self._draw = rng.standard_normal  # standard normals, scaled per partition
             if ctx is not None and design.gpu.input_len is not None:
                 self._length_tables(design, ctx)
+        # each batch's draw, by batch number: drawn in chunks as batches run (the values do not depend on the
+        # chunking; a batched run uses a fraction of the n_draws it may need)
+        self.n_draws = n_draws
+        self.draws: Optional[array] = array("d") if self._draw is not None else None  # 8 bytes a draw
+        if n_draws > 0:
+            self.more_draws(min(n_draws, DRAW_CHUNK))
         self.capacity = [max((items + 1) / mean_s for items, mean_s in enumerate(table)) for table in self.tables]
+
+    def more_draws(self, count: int = DRAW_CHUNK) -> None:
+        """Draw the next `count` batches' random factors (at most n_draws in all)."""
+        if self.draws is None:
+            return
+        count = min(count, self.n_draws - len(self.draws))
+        if count <= 0:
+            raise SimError(f"more than {self.n_draws} batches: one draw per request was made")
+        self.draws.frombytes(np.ascontiguousarray(self._draw(count), dtype=np.float64).tobytes())
 
     def _length_tables(self, design, ctx) -> None:
         """Curves at every profiled input length, per partition (variable-length models): the same rows the
@@ -115,10 +132,16 @@ class GpuService:
 
     def sample(self, partition: int, items: int, length: Optional[float], batch_number: int) -> float:
         """Service time of a batch on a partition: its mean times the batch's own random draw."""
-        mean = self.mean(partition, items, length)
+        if self.lengths is None or length is None:  # self.mean's table lookup, inline: once per batch
+            table = self.tables[partition]
+            mean = table[(items if items < len(table) else len(table)) - 1]
+        else:
+            mean = self.mean(partition, items, length)
         draws = self.draws
         if draws is None:
             return mean
+        if batch_number >= len(draws):
+            self.more_draws()
         if self.spec is not None:
             return mean * draws[batch_number]
         sigma = self.sigma[partition]
