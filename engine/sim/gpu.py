@@ -130,7 +130,8 @@ class GpuEngine:
         # its segments (Segment: bucket, position, count) with their batch number, to map requests to batches
         self.segment_batch, self.segment_bucket = array("q"), array("q")
         self.segment_position, self.segment_count = array("q"), array("q")
-        self.in_order = None  # a bucket whose batches took its requests in order, logging no segments
+        self.in_order: Optional[list[int]] = None
+        # per partition, the one bucket its batches took in order (they logged no segments), or None
 
     # -- queues ------------------------------------------------------------------------------------
 
@@ -377,7 +378,7 @@ class GpuEngine:
                 progress(min(0.99, now / horizon))
         if single:
             bucket.head = head
-            self.in_order = bucket.index
+            self.in_order = [bucket.index] * self.n_partitions
 
     def _loop_each(self) -> None:
         """Per-partition static queues (round-robin): each partition decides when it frees; a batch not yet
@@ -388,30 +389,74 @@ class GpuEngine:
         sample = service.sample
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
+        single = all(len(queue.buckets) == 1 for queue in queues)
+        buckets = [queue.buckets[0] for queue in queues]
+        readys, cums, lengths_of = ([b.ready for b in buckets], [b.cum_items for b in buckets],
+                                    [b.lengths for b in buckets])
+        heads = [b.head for b in buckets]
         # (time, order, partition, decision or None): None = the partition frees and decides, else it takes
         events = [(0.0, partition, partition, None) for partition in range(self.n_partitions)]
         order, number = self.n_partitions, 0
-        pop, push = heapq.heappop, heapq.heappush
+        pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
         progress, (every, horizon) = self.progress, self._progress_every()
         while events:
             now, _, partition, decision = pop(events)
-            queue, batch_max = queues[partition], batch_maxes[partition]
-            if decision is None:
-                decision = queue.decide(now, batch_max, request_cap, time_queue_s)
+            if single:  # BatchQueue.decide and take, inline (one bucket per partition)
+                ready, head = readys[partition], heads[partition]
+                known = len(ready)
                 if decision is None:
-                    continue  # this partition's queue is done
-                leave_at = decision[0]
-                if leave_at > now:
-                    push(events, (now + (leave_at - now), order, partition, decision))
-                    order += 1
-                    continue
-            leave_at, due, bucket_at, request_limit = decision
-            segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
-            n_requests = 0
-            for segment_bucket, position, count in segments:
-                log_segment_batch(number), log_segment_bucket(segment_bucket)
-                log_segment_position(position), log_segment_count(count)
-                n_requests += count
+                    if head >= known:
+                        continue  # this partition's queue is done
+                    cum = cums[partition]
+                    if cum is None:
+                        count = batch_maxes[partition][0]
+                        if count > request_cap:
+                            count = request_cap
+                        last = head + count - 1
+                    else:
+                        count, last = buckets[partition].fit(batch_maxes[partition][0], request_cap)
+                    due = ready[head] + time_queue_s
+                    if last < known and ready[last] < due:
+                        due = ready[last]
+                    if due > now:
+                        push(events, (now + (due - now), order, partition, (due, count)))
+                        order += 1
+                        continue
+                else:
+                    due, count = decision
+                    cum = cums[partition]
+                at = now if now > due else due
+                stop = head + count
+                if stop > known:
+                    stop = known
+                if ready[stop - 1] > at:
+                    count = bisect_right(ready, at, head, stop) - head
+                else:
+                    count = stop - head
+                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
+                lengths = lengths_of[partition]
+                longest = max(lengths[head:head + count]) if lengths is not None else None
+                head += count
+                heads[partition] = buckets[partition].head = head
+                n_requests = count
+            else:
+                queue, batch_max = queues[partition], batch_maxes[partition]
+                if decision is None:
+                    decision = queue.decide(now, batch_max, request_cap, time_queue_s)
+                    if decision is None:
+                        continue  # this partition's queue is done
+                    leave_at = decision[0]
+                    if leave_at > now:
+                        push(events, (now + (leave_at - now), order, partition, decision))
+                        order += 1
+                        continue
+                leave_at, due, bucket_at, request_limit = decision
+                segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
+                n_requests = 0
+                for segment_bucket, position, count in segments:
+                    log_segment_batch(number), log_segment_bucket(segment_bucket)
+                    log_segment_position(position), log_segment_count(count)
+                    n_requests += count
             service_s = sample(partition, items, longest, number)
             end = now + service_s
             log_partition(partition), log_start(now), log_formed(due if due < now else now)
@@ -421,6 +466,8 @@ class GpuEngine:
             number += 1
             if progress is not None and number % every == 0 and horizon > 0:
                 progress(min(0.99, now / horizon))
+        if single:  # each partition took its own bucket in order
+            self.in_order = [bucket.index for bucket in buckets]
 
     def _loop_dynamic(self) -> None:
         """Open loop, per-partition dynamic queues (JSQ, ELSA): the scheduler decides each request's partition
@@ -435,7 +482,7 @@ class GpuEngine:
         sample, mean, assign, tracks = service.sample, service.mean, scheduler.assign, scheduler.tracks
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
-        pop, push = heapq.heappop, heapq.heappush
+        pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
         progress, (every, horizon) = self.progress, self._progress_every()
         FREE, WAKE, TIMER, ARRIVAL = 0, 1, 2, 3
         events: list = []  # (time, order, kind, partition or request position, timer token)
@@ -446,29 +493,72 @@ class GpuEngine:
         closed = False
         arrivals = np.argsort(np.asarray(ready), kind="stable").tolist()
         n_arrivals = len(arrivals)
+        # one bucket per partition: its columns, read and appended inline (BatchQueue.decide and take, Bucket.append)
+        single = all(len(queue.buckets) == 1 for queue in queues)
+        buckets = [queue.buckets[0] for queue in queues]
+        ids_of, readys = [b.ids for b in buckets], [b.ready for b in buckets]
+        cums, lengths_of = [b.cum_items for b in buckets], [b.lengths for b in buckets]
+        heads = [0] * n_partitions
 
         def resume(partition: int, now: float) -> None:
             """The partition decides at `now`: wait (for an arrival, or until its batch is due) or take a batch."""
             nonlocal order, number
-            queue, batch_max = queues[partition], batch_maxes[partition]
-            decision = queue.decide(now, batch_max, request_cap, time_queue_s)
-            if decision is None:
-                if not closed:
-                    waiting[partition] = order  # any unique token; no timer
+            if single:
+                bucket_ready, head = readys[partition], heads[partition]
+                known = len(bucket_ready)
+                if head >= known:
+                    if not closed:
+                        waiting[partition] = order  # any unique token; no timer
+                        order += 1
+                    return
+                cum = cums[partition]
+                if cum is None:
+                    count = batch_maxes[partition][0]
+                    if count > request_cap:
+                        count = request_cap
+                    last = head + count - 1
+                else:
+                    count, last = buckets[partition].fit(batch_maxes[partition][0], request_cap)
+                due = bucket_ready[head] + time_queue_s
+                if last < known and bucket_ready[last] < due:
+                    due = bucket_ready[last]
+                if due > now:
+                    waiting[partition] = order
+                    push(events, (now + (due - now), order, TIMER, partition, order))
                     order += 1
-                return
-            leave_at, due, bucket_at, request_limit = decision
-            if leave_at > now:
-                waiting[partition] = order
-                push(events, (now + (leave_at - now), order, TIMER, partition, order))
-                order += 1
-                return
-            segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
-            n_requests = 0
-            for segment_bucket, position, count in segments:
-                log_segment_batch(number), log_segment_bucket(segment_bucket)
-                log_segment_position(position), log_segment_count(count)
-                n_requests += count
+                    return
+                stop = head + count
+                if stop > known:
+                    stop = known
+                if bucket_ready[stop - 1] > now:
+                    count = bisect_right(bucket_ready, now, head, stop) - head
+                else:
+                    count = stop - head
+                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
+                bucket_lengths = lengths_of[partition]
+                longest = max(bucket_lengths[head:head + count]) if bucket_lengths is not None else None
+                heads[partition] = buckets[partition].head = head + count
+                n_requests = count
+            else:
+                queue, batch_max = queues[partition], batch_maxes[partition]
+                decision = queue.decide(now, batch_max, request_cap, time_queue_s)
+                if decision is None:
+                    if not closed:
+                        waiting[partition] = order  # any unique token; no timer
+                        order += 1
+                    return
+                leave_at, due, bucket_at, request_limit = decision
+                if leave_at > now:
+                    waiting[partition] = order
+                    push(events, (now + (leave_at - now), order, TIMER, partition, order))
+                    order += 1
+                    return
+                segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
+                n_requests = 0
+                for segment_bucket, position, count in segments:
+                    log_segment_batch(number), log_segment_bucket(segment_bucket)
+                    log_segment_position(position), log_segment_count(count)
+                    n_requests += count
             service_s = sample(partition, items, longest, number)
             log_partition(partition), log_start(now), log_formed(due if due < now else now)
             log_end(now + service_s), log_items(items), log_requests(n_requests)
@@ -483,40 +573,46 @@ class GpuEngine:
             if progress is not None and number % every == 0 and horizon > 0:
                 progress(min(0.99, now / horizon))
 
-        def kick(partition: int, now: float) -> None:
-            nonlocal order
-            if waiting[partition] >= 0:
-                waiting[partition] = -1
-                push(events, (now, order, WAKE, partition, 0))
-                order += 1
-
-        def dispatch(position: int, now: float) -> None:
-            """The dispatcher at `now`: hand on every request due by then, then sleep until the next one."""
-            nonlocal order, closed
-            while position < n_arrivals:
-                request = arrivals[position]
-                ready_at = ready[request]
-                if ready_at > now:
-                    push(events, (now + (ready_at - now), order, ARRIVAL, position, 0))
-                    order += 1
-                    return
-                partition = assign(request, now)
-                queue = queues[partition]
-                length = lengths[request] if lengths is not None else None
-                queue.buckets[queue.bucket_of(length)].append(request, ready_at, sizes[request], length)
-                kick(partition, now)
-                position += 1
-            closed = True
-            for partition in range(n_partitions):
-                kick(partition, now)
-
         for partition in range(n_partitions):  # the processes start in this order, the dispatcher last
             resume(partition, 0.0)
-        dispatch(0, 0.0)
+        events.append((0.0, order, ARRIVAL, 0, 0))  # the heap is empty: every queue is
+        order += 1
         while events:
             now, _, kind, which, token = pop(events)
-            if kind == ARRIVAL:
-                dispatch(which, now)
+            if kind == ARRIVAL:  # the dispatcher hands on every request due by now, then sleeps until the next
+                position = which
+                while position < n_arrivals:
+                    request = arrivals[position]
+                    ready_at = ready[request]
+                    if ready_at > now:
+                        push(events, (now + (ready_at - now), order, ARRIVAL, position, 0))
+                        order += 1
+                        break
+                    partition = assign(request, now)
+                    length = lengths[request] if lengths is not None else None
+                    if single:
+                        ids_of[partition].append(request)
+                        readys[partition].append(ready_at)
+                        cum = cums[partition]
+                        if cum is not None:
+                            cum.append((cum[-1] if cum else 0) + sizes[request])
+                        if lengths_of[partition] is not None:
+                            lengths_of[partition].append(length)
+                    else:
+                        queue = queues[partition]
+                        queue.buckets[queue.bucket_of(length)].append(request, ready_at, sizes[request], length)
+                    if waiting[partition] >= 0:  # wake the partition's waiter
+                        waiting[partition] = -1
+                        push(events, (now, order, WAKE, partition, 0))
+                        order += 1
+                    position += 1
+                else:  # every request has arrived: wake every waiter once more
+                    closed = True
+                    for partition in range(n_partitions):
+                        if waiting[partition] >= 0:
+                            waiting[partition] = -1
+                            push(events, (now, order, WAKE, partition, 0))
+                            order += 1
             elif kind == FREE:
                 if tracks:
                     scheduler.on_done(which, running[which])
@@ -527,6 +623,8 @@ class GpuEngine:
                 waiting[which] = -1
                 push(events, (now, order, WAKE, which, 0))
                 order += 1
+        if single:  # each partition took its own bucket in order
+            self.in_order = [bucket.index for bucket in buckets]
 
     def _log_appends(self) -> tuple:
         return (self.batch_partition.append, self.batch_start.append, self.batch_formed.append,
@@ -565,9 +663,13 @@ class GpuEngine:
     def _log(self) -> BatchLog:
         request_batch = np.full(self.n_requests, -1, dtype=np.int64)
         n_requests = np.array(self.batch_requests, dtype=np.int64)
-        if self.in_order is not None:  # batch k took the next n_requests[k] requests of the bucket
-            taken = np.asarray(self.buckets[self.in_order].ids[:int(n_requests.sum())], dtype=np.int64)
-            request_batch[taken] = np.repeat(np.arange(len(n_requests)), n_requests)
+        if self.in_order is not None:  # batch k took the next n_requests[k] requests of its partition's bucket
+            bucket_of_batch = np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
+            for index in dict.fromkeys(self.in_order):
+                batches = np.flatnonzero(bucket_of_batch == index)
+                counts = n_requests[batches]
+                taken = np.asarray(self.buckets[index].ids[:int(counts.sum())], dtype=np.int64)
+                request_batch[taken] = np.repeat(batches, counts)
         batch = np.array(self.segment_batch, dtype=np.int64)
         bucket_of = np.array(self.segment_bucket, dtype=np.int64)
         position = np.array(self.segment_position, dtype=np.int64)
