@@ -74,6 +74,11 @@ class BatchLog:
     ready: Optional[np.ndarray]
 
 
+def _sampler(service) -> Callable:
+    """The service's sample(partition, items, longest, batch number), bound once per run where it offers that."""
+    return service.sampler() if hasattr(service, "sampler") else service.sample
+
+
 class GpuEngine:
     """One run of the GPU side: GpuEngine(spec, requests).run() -> BatchLog."""
 
@@ -314,7 +319,7 @@ class GpuEngine:
         bucket = queue.buckets[0]
         ready, cum, lengths = bucket.ready, bucket.cum_items, bucket.lengths
         known = len(ready)
-        decide, take, sample = queue.decide, queue.take, service.sample
+        decide, take, sample = queue.decide, queue.take, _sampler(service)
         logs = self._log_appends()
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = logs
@@ -386,7 +391,7 @@ class GpuEngine:
         service, plan = self.service, self.spec.plan
         batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
         queues = self.queue_of
-        sample = service.sample
+        sample = _sampler(service)
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
         single = all(len(queue.buckets) == 1 for queue in queues)
@@ -479,7 +484,7 @@ class GpuEngine:
         batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
         queues, n_partitions = self.queue_of, self.n_partitions
         ready, sizes, lengths = self.ready, self.sizes, self.lengths
-        sample, mean, assign, tracks = service.sample, service.mean, scheduler.assign, scheduler.tracks
+        sample, mean, assign, tracks = _sampler(service), service.mean, scheduler.assign, scheduler.tracks
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
         pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right

@@ -146,3 +146,31 @@ class GpuService:
             return mean * draws[batch_number]
         sigma = self.sigma[partition]
         return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1
+
+    def sampler(self):
+        """sample() as a function with the service's tables bound (the event loops call it once per batch)."""
+        if self.lengths is not None:
+            return self.sample
+        tables, draws, sigmas, more = self.tables, self.draws, self.sigma, self.more_draws
+        lengths = [len(table) for table in tables]
+        if draws is None:
+            def deterministic(partition: int, items: int, length, batch_number: int) -> float:
+                longest = lengths[partition]
+                return tables[partition][(items if items < longest else longest) - 1]
+            return deterministic
+        if self.spec is not None:
+            def synthetic(partition: int, items: int, length, batch_number: int) -> float:
+                longest = lengths[partition]
+                if batch_number >= len(draws):
+                    more()
+                return tables[partition][(items if items < longest else longest) - 1] * draws[batch_number]
+            return synthetic
+
+        def profiled(partition: int, items: int, length, batch_number: int) -> float:
+            longest = lengths[partition]
+            mean = tables[partition][(items if items < longest else longest) - 1]
+            if batch_number >= len(draws):
+                more()
+            sigma = sigmas[partition]
+            return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1
+        return profiled
