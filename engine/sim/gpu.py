@@ -1,4 +1,5 @@
-"""The batcher, the scheduler and the GPU partitions as a few simpy processes (not one per request).
+"""The batcher, the scheduler and the GPU partitions: a few simpy processes (not one per request), and the same
+steps as plain event loops where no process waits on another's event (open loop).
 
 One process per partition; it takes a batch from its queue (its own, or the shared one for
 first-idle-first-serve, where free partitions queue for the batcher in the order they became free),
@@ -9,6 +10,12 @@ dispatcher process steps through the arrivals (one event per request); a closed-
 (single-stream, multi-stream) issues the next query when the previous one completes.
 Per batch it records partition, start, the time its rule was met, end, items and requests;
 per request, its batch (through the queues' segments).
+
+Which runs where: a closed loop (a client waits for each query) and a shared queue filled as requests arrive
+run the simpy processes; every other run takes the same steps on one heap of (time, order) events, scheduled in
+the order simpy would give them event ids, so ties break the same way and a seed gives the same result either way
+(_loop_shared: first-idle over a static queue; _loop_each: round-robin; _loop_dynamic: JSQ, ELSA). use_simpy
+forces the processes (tests compare the two).
 
 Inputs: a GpuSpec (the partitions' service, batching rules and scheduler; one per design) and GpuRequests
 (the run's requests as they reach the batcher).
