@@ -15,7 +15,10 @@ Goals (printed beside each figure): the simulator's GPU side within 2x of the re
 policy and scheduler; 1M batched requests <= 0.4 s and 1M unbatched (M/M/7) <= 1 s in-process, whole run;
 peak memory of a run <= 2x its result columns.
 
-    .venv/bin/python benchmarks/sim_reference.py [--requests 200000] [--big 1000000] [--repeat 3]
+    .venv/bin/python benchmarks/sim_reference.py [--requests 200000] [--big 1000000] [--repeat 3] [--base ../main]
+
+The "simpy s" column runs the same GPU side as simpy processes (GpuEngine(use_simpy=True): how every run went
+before issue 19); --base times the whole run of another checkout (the code before) beside this one.
 """
 
 from __future__ import annotations
@@ -23,19 +26,21 @@ from __future__ import annotations
 import argparse
 import bisect
 import heapq
+import json
 import math
+import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from engine.analytic import Context, build_design, capacity  # noqa: E402
 from engine.scenario import load_scenario  # noqa: E402
-from engine.sim import ServiceSpec, simulate_design  # noqa: E402
+from engine.sim import ServiceSpec  # noqa: E402
 from engine.sim.gpu import GpuEngine  # noqa: E402
 from engine.sim.run import prepare  # noqa: E402
 from engine.sim.schedulers import Elsa, SchedulerView  # noqa: E402
@@ -311,13 +316,23 @@ def ours(run):
     return log.end[log.request_batch]
 
 
-def best_of(repeat, fn, *args):
-    times, out = [], None
+def processes(run):
+    """The same GPU side as simpy processes (what every run used before issue 19)."""
+    log = GpuEngine(run.spec, run.requests, use_simpy=True).run()
+    return log.end[log.request_batch]
+
+
+def side_by_side(repeat, *fns_and_args):
+    """Best time of each (fn, arg) over `repeat` rounds, the functions taking turns within a round (under a
+    shared machine's load, each sees the same conditions); with each one's last output."""
+    best = [math.inf] * len(fns_and_args)
+    outs = [None] * len(fns_and_args)
     for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), out
+        for index, (fn, arg) in enumerate(fns_and_args):
+            start = time.perf_counter()
+            outs[index] = fn(arg)
+            best[index] = min(best[index], time.perf_counter() - start)
+    return best, outs
 
 
 def scenario(policy, scheduler, model="resnet50"):
@@ -325,79 +340,103 @@ def scenario(policy, scheduler, model="resnet50"):
             "batching": {"policy": policy}, "scheduler": {"policy": scheduler}}
 
 
-def mm7(ctx):
-    design = build_design(load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB", "layout": ["1g.5gb"] * 7},
-                                         "batching": {"policy": "none"}, "preprocessing": {"device": "none"}},
-                                        ctx.book), ctx)
-    return design, {"rate": 0.7 * 7 / 1e-3, "service": ServiceSpec(kind="exponential", mean_ms=1.0, host="none")}
+MM7 = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB", "layout": ["1g.5gb"] * 7},
+       "batching": {"policy": "none"}, "preprocessing": {"device": "none"}}
+MM7_RUN = {"rate": 0.7 * 7 / 1e-3, "service": {"kind": "exponential", "mean_ms": 1.0, "host": "none"}}
+
+# the whole-run figures, run in a fresh interpreter from a checkout's root (this one, or --base for the one before)
+WHOLE_RUN = """
+import json, sys, time, tracemalloc
+sys.path.insert(0, '.')
+from engine.analytic import Context, build_design, capacity
+from engine.scenario import load_scenario
+from engine.sim import simulate_design
+from engine.store import Store
+n, batched, mm7, mm7_run, load = json.loads(sys.argv[1])
+ctx = Context.from_store(Store())
+design = build_design(load_scenario(batched, ctx.book), ctx)
+rate = load * capacity(design)[0]
+design7 = build_design(load_scenario(mm7, ctx.book), ctx)
+simulate_design(design, 2000, seed=2, rate=rate, ctx=ctx)
+simulate_design(design7, 2000, seed=2, ctx=ctx, **mm7_run)
+out = {}
+start = time.perf_counter(); simulate_design(design, n, seed=2, rate=rate, ctx=ctx)
+out['batched_s'] = time.perf_counter() - start
+start = time.perf_counter(); simulate_design(design7, n, seed=2, ctx=ctx, **mm7_run)
+out['unbatched_s'] = time.perf_counter() - start
+tracemalloc.start()
+res = simulate_design(design, n, seed=2, rate=rate, ctx=ctx)
+out['peak'] = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+out['columns'] = sum(column.nbytes for column in res.records.columns.values())
+out['p99_ms'] = res.latency_ms.p99
+print(json.dumps(out))
+"""
 
 
-def result_bytes(result) -> int:
-    return sum(column.nbytes for column in result.records.columns.values())
+def whole_run(root: Path, n: int) -> dict:
+    args = json.dumps([n, scenario("fixed", "fifs"), MM7, MM7_RUN, LOAD])
+    done = subprocess.run([sys.executable, "-c", WHOLE_RUN, args], cwd=root, capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=200_000, help="requests per policy x scheduler case")
     ap.add_argument("--big", type=int, default=1_000_000, help="requests for the whole-run goals")
-    ap.add_argument("--repeat", type=int, default=3, help="best of this many runs per timing")
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many rounds per timing")
+    ap.add_argument("--base", type=Path, help="a checkout from before (e.g. main) for the whole-run figures")
+    ap.add_argument("--rounds", type=int, default=2, help="whole-run rounds (this tree and --base take turns)")
     args = ap.parse_args()
     ctx = Context.from_store(Store())
     n = args.requests
-    print(f"GPU side only, {n:,} requests per case, {LOAD:.0%} of capacity, best of {args.repeat}; "
-          f"ResNet-50 on {' + '.join(LAYOUT)} (host stages included in the inputs)")
-    print(f"{'policy':16} {'scheduler':12} {'ours s':>8} {'ref s':>8} {'ratio':>6} {'goal':>5}  identical")
+    print(f"GPU side only, {n:,} requests per case, {LOAD:.0%} of capacity, best of {args.repeat} rounds taking "
+          f"turns; ResNet-50 on {' + '.join(LAYOUT)} (host stages included in the inputs)")
+    print(f"{'policy':16} {'scheduler':12} {'ours s':>8} {'simpy s':>8} {'ref s':>8} {'ours/ref':>8} "
+          f"{'simpy/ref':>9}  goal   identical")
     worst = 0.0
-    cases = [(policy, scheduler) for policy in POLICIES for scheduler in SCHEDULERS]
-    for policy, scheduler in cases:
-        design = build_design(load_scenario(scenario(policy, scheduler), ctx.book), ctx)
-        run = prepare(design, n, seed=1, ctx=ctx, rate=LOAD * capacity(design)[0])
-        t_ours, end_ours = best_of(args.repeat, ours, run)
-        t_ref, end_ref = best_of(args.repeat, reference, run)
-        same = bool(np.array_equal(end_ours, end_ref))
+    cases = [(policy, scheduler, None) for policy in POLICIES for scheduler in SCHEDULERS]
+    cases.append(("M/M/7 none", "fifs", "mm7"))
+    for policy, scheduler, special in cases:
+        if special:
+            design = build_design(load_scenario(MM7, ctx.book), ctx)
+            run = prepare(design, n, seed=1, ctx=ctx, rate=MM7_RUN["rate"], service=ServiceSpec(**MM7_RUN["service"]))
+        else:
+            design = build_design(load_scenario(scenario(policy, scheduler), ctx.book), ctx)
+            run = prepare(design, n, seed=1, ctx=ctx, rate=LOAD * capacity(design)[0])
+        (t_ours, t_simpy, t_ref), (end_ours, end_simpy, end_ref) = side_by_side(
+            args.repeat, (ours, run), (processes, run), (reference, run))
+        same = bool(np.array_equal(end_ours, end_ref) and np.array_equal(end_simpy, end_ref))
         worst = max(worst, t_ours / t_ref)
-        print(f"{policy:16} {scheduler:12} {t_ours:>8.3f} {t_ref:>8.3f} {t_ours / t_ref:>6.2f} {'<= 2':>5}  "
-              f"{'yes' if same else 'NO'}")
-    design, kw = mm7(ctx)
-    run = prepare(design, n, seed=1, ctx=ctx, **kw)
-    t_ours, end_ours = best_of(args.repeat, ours, run)
-    t_ref, end_ref = best_of(args.repeat, reference, run)
-    worst = max(worst, t_ours / t_ref)
-    print(f"{'M/M/7 none':16} {'fifs':12} {t_ours:>8.3f} {t_ref:>8.3f} {t_ours / t_ref:>6.2f} {'<= 2':>5}  "
-          f"{'yes' if np.array_equal(end_ours, end_ref) else 'NO'}")
+        print(f"{policy:16} {scheduler:12} {t_ours:>8.3f} {t_simpy:>8.3f} {t_ref:>8.3f} {t_ours / t_ref:>8.2f} "
+              f"{t_simpy / t_ref:>9.2f}  <= 2   {'yes' if same else 'NO'}")
     jasper = build_design(load_scenario({**scenario("preba", "fifs", "jasper"),
                                          "gpu": {"sku": "A100-SXM4-80GB"}, "preprocessing": {"device": "none"},
                                          "workload": {"input_len": {"kind": "uniform", "low": 2, "high": 16.7}}},
                                         ctx.book), ctx)
     run = prepare(jasper, n, seed=1, ctx=ctx, rate=LOAD * capacity(jasper)[0])
-    t_ours, _ = best_of(args.repeat, ours, run)
-    print(f"{'preba buckets':16} {'fifs':12} {t_ours:>8.3f} {'-':>8} {'-':>6} {'':>5}  (Jasper, length buckets: "
-          "no reference loop)")
-    print(f"worst ratio: {worst:.2f} (goal <= 2)")
+    (t_ours, t_simpy), (end_ours, end_simpy) = side_by_side(args.repeat, (ours, run), (processes, run))
+    print(f"{'preba buckets':16} {'fifs':12} {t_ours:>8.3f} {t_simpy:>8.3f} {'-':>8} {'-':>8} {'-':>9}         "
+          f"{'yes' if np.array_equal(end_ours, end_simpy) else 'NO'} (Jasper, length buckets: no reference loop; "
+          "identical to the processes)")
+    print(f"worst ours/ref: {worst:.2f} (goal <= 2)")
 
     big = args.big
-    print(f"\nwhole run in-process (simulate_design: workload, host stages, GPU side, statistics), {big:,} requests")
-    design = build_design(load_scenario(scenario("fixed", "fifs"), ctx.book), ctx)
-    rate = LOAD * capacity(design)[0]
-    simulate_design(design, 2000, seed=2, rate=rate, ctx=ctx)
-    start = time.perf_counter()
-    res = simulate_design(design, big, seed=2, rate=rate, ctx=ctx)
-    t_batched = time.perf_counter() - start
-    print(f"  batched (fixed, fifs):      {t_batched:6.2f} s (goal <= 0.4 s); "
-          f"{sum(res.batch_size_histogram.values()):,} batches measured")
-    design7, kw = mm7(ctx)
-    start = time.perf_counter()
-    simulate_design(design7, big, seed=2, ctx=ctx, **kw)
-    t_unbatched = time.perf_counter() - start
-    print(f"  unbatched (M/M/7, fifs):    {t_unbatched:6.2f} s (goal <= 1 s)")
-
-    tracemalloc.start()
-    res = simulate_design(design, big, seed=2, rate=rate, ctx=ctx)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    columns = result_bytes(res)
-    print(f"  peak memory (tracemalloc), batched run: {peak / 2**20:,.0f} MiB for {columns / 2**20:,.0f} MiB of "
-          f"result columns: {peak / columns:.2f}x (goal <= 2x)")
+    print(f"\nwhole run in-process (simulate_design: workload, host stages, GPU side, statistics), {big:,} requests,"
+          f" a fresh interpreter per tree, best of {args.rounds} rounds taking turns")
+    trees = [("this tree", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
+    results: dict[str, list[dict]] = {name: [] for name, _ in trees}
+    for _ in range(args.rounds):
+        for name, root in trees:
+            results[name].append(whole_run(root, big))
+    print(f"{'':10} {'batched s':>10} {'unbatched s':>12} {'peak/columns':>13} {'p99 ms':>10}")
+    for name, runs in results.items():
+        peak = min(r["peak"] / r["columns"] for r in runs)
+        print(f"{name:10} {min(r['batched_s'] for r in runs):>10.2f} {min(r['unbatched_s'] for r in runs):>12.2f} "
+              f"{peak:>12.2f}x {runs[0]['p99_ms']:>10.4f}")
+    print(f"{'goal':10} {'<= 0.4':>10} {'<= 1':>12} {'<= 2':>12}x   (batched: fixed, FIFS, host stages; "
+          "unbatched: M/M/7)")
     return 0
 
 
