@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from array import array
 from collections import deque
 from dataclasses import dataclass
@@ -311,10 +312,10 @@ class GpuEngine:
         else:
             self._loop_each()
 
-    def _progress_every(self) -> tuple[int, float]:
-        """(batches between progress calls, horizon in s) for the event loops."""
+    def _horizon(self) -> float:
+        """When the last request reaches the batcher (s): the event loops report progress against it."""
         ready = self.requests.ready
-        return max(1, self.n_requests // 50), (float(ready.max()) if len(ready) else 0.0)
+        return float(ready.max()) if len(ready) else 0.0
 
     def _loop_shared(self) -> None:
         """First-idle-first-serve over one static queue: free partitions take turns at the batcher in the order
@@ -333,7 +334,8 @@ class GpuEngine:
         free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
         order, released, number, head = self.n_partitions, 0.0, 0, 0
         pop, push = heapq.heappop, heapq.heappush
-        progress, (every, horizon) = self.progress, self._progress_every()
+        progress, horizon = self.progress, self._horizon()
+        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
         while free:
             now, _, partition = pop(free)
             if now < released:
@@ -386,8 +388,9 @@ class GpuEngine:
             push(free, (end, order, partition))
             order += 1
             number += 1
-            if progress is not None and number % every == 0 and horizon > 0:
+            if progress is not None and now >= next_at:  # about 50 reports over the run's time
                 progress(min(0.99, now / horizon))
+                next_at = now + horizon / 50
         if single:
             bucket.head = head
             self.in_order = [bucket.index] * self.n_partitions
@@ -410,7 +413,8 @@ class GpuEngine:
         events = [(0.0, partition, partition, None) for partition in range(self.n_partitions)]
         order, number = self.n_partitions, 0
         pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
-        progress, (every, horizon) = self.progress, self._progress_every()
+        progress, horizon = self.progress, self._horizon()
+        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
         while events:
             now, _, partition, decision = pop(events)
             if single:  # BatchQueue.decide and take, inline (one bucket per partition)
@@ -476,8 +480,9 @@ class GpuEngine:
             push(events, (end, order, partition, None))
             order += 1
             number += 1
-            if progress is not None and number % every == 0 and horizon > 0:
+            if progress is not None and now >= next_at:  # about 50 reports over the run's time
                 progress(min(0.99, now / horizon))
+                next_at = now + horizon / 50
         if single:  # each partition took its own bucket in order
             self.in_order = [bucket.index for bucket in buckets]
 
@@ -495,7 +500,8 @@ class GpuEngine:
         (log_partition, log_start, log_formed, log_end, log_items, log_requests,
          log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
         pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
-        progress, (every, horizon) = self.progress, self._progress_every()
+        progress, horizon = self.progress, self._horizon()
+        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
         FREE, WAKE, TIMER, ARRIVAL = 0, 1, 2, 3
         events: list = []  # (time, order, kind, partition or request position, timer token)
         waiting = [-1] * n_partitions  # token of the partition's untriggered waiter (-1: none)
@@ -514,7 +520,7 @@ class GpuEngine:
 
         def resume(partition: int, now: float) -> None:
             """The partition decides at `now`: wait (for an arrival, or until its batch is due) or take a batch."""
-            nonlocal order, number
+            nonlocal order, number, next_at
             if single:
                 bucket_ready, head = readys[partition], heads[partition]
                 known = len(bucket_ready)
@@ -582,8 +588,9 @@ class GpuEngine:
             running[partition] = n_requests
             push(events, (now + service_s, order, FREE, partition, 0))
             order += 1
-            if progress is not None and number % every == 0 and horizon > 0:
+            if progress is not None and now >= next_at:  # about 50 reports over the run's time
                 progress(min(0.99, now / horizon))
+                next_at = now + horizon / 50
 
         for partition in range(n_partitions):  # the processes start in this order, the dispatcher last
             resume(partition, 0.0)
