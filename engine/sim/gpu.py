@@ -344,7 +344,7 @@ class GpuEngine:
             if single:  # BatchQueue.decide and take, inline (one bucket)
                 if head >= known:
                     break
-                if cum is None:
+                if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
                     count = batch_max[0] if batch_max[0] < request_cap else request_cap
                     last = head + count - 1
                 else:
@@ -424,7 +424,7 @@ class GpuEngine:
                     if head >= known:
                         continue  # this partition's queue is done
                     cum = cums[partition]
-                    if cum is None:
+                    if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
                         count = batch_maxes[partition][0]
                         if count > request_cap:
                             count = request_cap
@@ -530,7 +530,7 @@ class GpuEngine:
                         order += 1
                     return
                 cum = cums[partition]
-                if cum is None:
+                if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
                     count = batch_maxes[partition][0]
                     if count > request_cap:
                         count = request_cap
