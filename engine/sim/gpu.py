@@ -308,7 +308,10 @@ class GpuEngine:
         send them (the order events were scheduled), and batch numbers (which pick the service draws)
         follow the order batches are taken."""
         if self.scheduler.shared:
-            self._loop_shared()
+            if self.spec.plan.request_cap == 1 and len(self.queues[0].buckets) == 1:
+                self._loop_unbatched()
+            else:
+                self._loop_shared()
         else:
             self._loop_each()
 
@@ -316,6 +319,46 @@ class GpuEngine:
         """When the last request reaches the batcher (s): the event loops report progress against it."""
         ready = self.requests.ready
         return float(ready.max()) if len(ready) else 0.0
+
+    def _loop_unbatched(self) -> None:
+        """_loop_shared with one request per batch (no batching, first-idle): batch k is the k-th request to
+        reach the batcher, due when it arrives, so the loop only picks the partition and times the batch; the
+        columns that follow from that (items, one request each, when its rule was met) are filled in after."""
+        bucket, service = self.queues[0].buckets[0], self.service
+        ready, lengths = bucket.ready, bucket.lengths
+        known = len(ready)
+        items_of = self.requests.sizes[bucket.ids]
+        items = items_of.tolist() if not np.all(items_of == 1) else None
+        sample = _sampler(service)
+        log_partition, log_start, log_end = self.batch_partition.append, self.batch_start.append, self.batch_end.append
+        free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
+        order, released = self.n_partitions, 0.0
+        replace = heapq.heapreplace
+        progress, horizon = self.progress, self._horizon()
+        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
+        for number in range(known):
+            now, _, partition = free[0]
+            if now < released:
+                now = released
+            due = ready[number]
+            if due > now:
+                now = now + (due - now)
+            service_s = sample(partition, 1 if items is None else items[number],
+                               lengths[number] if lengths is not None else None, number)
+            end = now + service_s
+            released = now
+            log_partition(partition), log_start(now), log_end(end)
+            replace(free, (end, order, partition))
+            order += 1
+            if progress is not None and now >= next_at:  # about 50 reports over the run's time
+                progress(min(0.99, now / horizon))
+                next_at = now + horizon / 50
+        bucket.head = known
+        start = np.asarray(self.batch_start)
+        self.batch_formed = np.minimum(np.asarray(ready), start)  # due (its arrival), or one ulp past the wait
+        self.batch_items = items_of.astype(np.int64)
+        self.batch_requests = np.ones(known, dtype=np.int64)
+        self.in_order = [bucket.index] * self.n_partitions
 
     def _loop_shared(self) -> None:
         """First-idle-first-serve over one static queue: free partitions take turns at the batcher in the order
