@@ -94,3 +94,17 @@ def test_host_pool_fast_path_equals_the_recursion(k, load):
     exact_start, exact_end = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
     np.testing.assert_array_equal(start, exact_start)
     np.testing.assert_array_equal(end, exact_end)
+
+
+@pytest.mark.parametrize("service", [None, {"kind": "lognormal", "scv": 0.5, "mean_ms": 1.0, "host": "none"},
+                                     {"kind": "deterministic", "mean_ms": 1.0, "host": "none"}])
+def test_unbatched_service_drawn_at_once_equals_the_processes(ctx, service):
+    """A homogeneous layout without batching draws every batch's service time at once (GpuService.unbatched_times):
+    the same numbers as one draw per batch."""
+    design = build_design(load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB",
+                                                                       "layout": ["1g.5gb"] * 7},
+                                         "batching": {"policy": "none"}}, ctx.book), ctx)
+    rate = 0.9 * (7 / 1e-3 if service else capacity(design)[0])
+    run = prepare(design, 4000, seed=4, ctx=ctx, rate=rate, service=service)
+    assert run.spec.service.unbatched_times(run.requests.sizes) is not None
+    same_log(GpuEngine(run.spec, run.requests).run(), GpuEngine(run.spec, run.requests, use_simpy=True).run())

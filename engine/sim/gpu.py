@@ -330,6 +330,10 @@ class GpuEngine:
         items_of = self.requests.sizes[bucket.ids]
         items = items_of.tolist() if not np.all(items_of == 1) else None
         sample = _sampler(service)
+        # every batch's service time at once where the partition does not change it (a homogeneous layout)
+        times = service.unbatched_times(items_of) if hasattr(service, "unbatched_times") else None
+        if times is not None:
+            times = array("d", times.tobytes())
         log_partition, log_start, log_end = self.batch_partition.append, self.batch_start.append, self.batch_end.append
         free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
         order, released = self.n_partitions, 0.0
@@ -343,8 +347,9 @@ class GpuEngine:
             due = ready[number]
             if due > now:
                 now = now + (due - now)
-            service_s = sample(partition, 1 if items is None else items[number],
-                               lengths[number] if lengths is not None else None, number)
+            service_s = times[number] if times is not None else sample(
+                partition, 1 if items is None else items[number], lengths[number] if lengths is not None else None,
+                number)
             end = now + service_s
             released = now
             log_partition(partition), log_start(now), log_end(end)

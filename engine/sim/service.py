@@ -147,6 +147,26 @@ class GpuService:
         sigma = self.sigma[partition]
         return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1
 
+    def unbatched_times(self, items: np.ndarray) -> Optional[np.ndarray]:
+        """Service time of batch k = the k-th query alone (items[k] items) when it does not depend on the partition
+        (every partition has the same table and jitter, fixed-length inputs): sample()'s numbers, drawn at once.
+        None where the partition matters."""
+        if self.lengths is not None or any(table != self.tables[0] for table in self.tables) \
+                or len(set(self.sigma)) > 1:
+            return None
+        table = np.asarray(self.tables[0])
+        mean = table[np.minimum(items, len(table)) - 1]
+        if self.draws is None:
+            return mean
+        while len(self.draws) < len(items):
+            self.more_draws()
+        draws = np.frombuffer(self.draws, dtype=np.float64)[:len(items)]
+        if self.spec is not None:
+            return mean * draws
+        sigma = self.sigma[0]
+        exp, half = math.exp, sigma * sigma / 2  # math.exp, as sample() (numpy's exp may differ in the last bit)
+        return mean * np.array([exp(sigma * draw - half) for draw in draws.tolist()])
+
     def sampler(self):
         """sample() as a function with the service's tables bound (the event loops call it once per batch)."""
         if self.lengths is not None:
