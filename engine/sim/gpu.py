@@ -328,12 +328,16 @@ class GpuEngine:
         ready, lengths = bucket.ready, bucket.lengths
         known = len(ready)
         items_of = self.requests.sizes[bucket.ids]
-        items = items_of.tolist() if not np.all(items_of == 1) else None
+        items = None
         sample = _sampler(service)
         # every batch's service time at once where the partition does not change it (a homogeneous layout)
         times = service.unbatched_times(items_of) if hasattr(service, "unbatched_times") else None
+        if times is None and not np.all(items_of == 1):
+            items = items_of.tolist()
         if times is not None:
-            times = array("d", times.tobytes())
+            as_array = array("d")
+            as_array.frombytes(memoryview(np.ascontiguousarray(times)).cast("B"))  # 8 bytes a batch
+            times = as_array
         log_partition, log_start, log_end = self.batch_partition.append, self.batch_start.append, self.batch_end.append
         free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
         order, released = self.n_partitions, 0.0
@@ -729,7 +733,7 @@ class GpuEngine:
 
     def _log(self) -> BatchLog:
         request_batch = np.full(self.n_requests, -1, dtype=np.int64)
-        n_requests = np.array(self.batch_requests, dtype=np.int64)
+        n_requests = _column(self.batch_requests, np.int64)
         if self.in_order is not None:  # batch k took the next n_requests[k] requests of its partition's bucket
             bucket_of_batch = np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
             for index in dict.fromkeys(self.in_order):
@@ -752,8 +756,16 @@ class GpuEngine:
             request_batch[np.asarray(bucket.ids, dtype=np.int64)[offsets]] = np.repeat(batches, counts)
         arrival = np.array(self.arrival) if self.closed_loop else None
         ready = np.array(self.ready) if self.closed_loop else None
-        return BatchLog(partition=np.array(self.batch_partition, dtype=np.int64), start=np.array(self.batch_start),
-                        formed=np.array(self.batch_formed), end=np.array(self.batch_end),
-                        items=np.array(self.batch_items, dtype=np.int64),
+        return BatchLog(partition=_column(self.batch_partition, np.int64), start=_column(self.batch_start, np.float64),
+                        formed=_column(self.batch_formed, np.float64), end=_column(self.batch_end, np.float64),
+                        items=_column(self.batch_items, np.int64),
                         n_requests=n_requests, request_batch=request_batch,
                         arrival=arrival, ready=ready)
+
+
+def _column(values, dtype) -> np.ndarray:
+    """A log column as a numpy array: a view of a typed array's buffer (no copy: an unbatched run logs a batch per
+    request), or a copy of a list."""
+    if isinstance(values, array):
+        return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+    return np.asarray(values, dtype=dtype)

@@ -175,6 +175,7 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     stages, with_host, notes = run.stages, run.with_host, run.notes
     spec, requests = run.spec, run.requests
     log = GpuEngine(spec, requests, progress=progress).run()
+    del run, spec, requests  # the service's draws (one per batch) are not needed for the statistics
     if np.any(log.request_batch < 0):
         raise RuntimeError("internal error: a request was never served")
     series = timeseries if timeseries is not None else workload.kind in (WorkloadKind.DIURNAL, WorkloadKind.TRACE)

@@ -165,7 +165,9 @@ class GpuService:
             return mean * draws
         sigma = self.sigma[0]
         exp, half = math.exp, sigma * sigma / 2  # math.exp, as sample() (numpy's exp may differ in the last bit)
-        return mean * np.array([exp(sigma * draw - half) for draw in draws.tolist()])
+        for at in range(0, len(mean), DRAW_CHUNK):  # in chunks: a list of floats takes 32 bytes an entry
+            mean[at:at + DRAW_CHUNK] *= [exp(sigma * draw - half) for draw in draws[at:at + DRAW_CHUNK].tolist()]
+        return mean
 
     def sampler(self):
         """sample() as a function with the service's tables bound (the event loops call it once per batch)."""
