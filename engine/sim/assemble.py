@@ -20,9 +20,10 @@ def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
     arrival = log.arrival if log.arrival is not None else arrivals.t
     batch = log.request_batch
     cols = {"arrival": arrival}
-    shift = arrival if host_shift else 0.0
     for name, enter, start, end in zip(host.names, host.enter, host.start, host.end):
-        cols[f"{name}_enter"], cols[f"{name}_start"], cols[f"{name}_end"] = enter + shift, start + shift, end + shift
+        if host_shift:
+            enter, start, end = enter + arrival, start + arrival, end + arrival
+        cols[f"{name}_enter"], cols[f"{name}_start"], cols[f"{name}_end"] = enter, start, end  # not copied
     cols["ready"] = log.ready if log.ready is not None else host.ready
     cols["batch"] = batch
     cols["batch_formed"] = log.formed[batch]

@@ -49,7 +49,8 @@ class Bucket:
 
     def __init__(self, index: int, ids=None, ready=None, sizes=None, lengths=None, unit_sizes: bool = True):
         self.index = index  # among every bucket of the run (segments and the GPU side's log name it)
-        self.ids = list(ids) if ids is not None else []
+        # a static queue's ids stay a numpy array (only the batch log reads them); a dynamic queue appends
+        self.ids = ids if isinstance(ids, np.ndarray) else (list(ids) if ids is not None else [])
         self.ready = list(ready) if ready is not None else []
         # items of the first i + 1 requests; None when every query is one item (counts are then positions)
         self.cum_items = None if unit_sizes else (np.cumsum(sizes).tolist() if sizes is not None else [])
@@ -199,7 +200,7 @@ def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np
     from first_index."""
     unit = bool(np.all(sizes == 1))
     if width <= 0 or lengths is None:
-        bucket = Bucket(first_index, ids.tolist(), ready.tolist(), sizes,
+        bucket = Bucket(first_index, ids, ready.tolist(), sizes,
                         None if lengths is None else lengths.tolist(), unit)
         return BatchQueue([bucket], static=True)
     n_buckets = int(np.max(lengths) // width) + 1 if len(lengths) else 1
@@ -207,7 +208,7 @@ def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np
     buckets = []
     for index in range(n_buckets):
         chosen = which == index
-        buckets.append(Bucket(first_index + index, ids[chosen].tolist(), ready[chosen].tolist(), sizes[chosen],
+        buckets.append(Bucket(first_index + index, ids[chosen], ready[chosen].tolist(), sizes[chosen],
                               lengths[chosen].tolist(), unit))
     return BatchQueue(buckets, static=True, width=width, merge=merge)
 

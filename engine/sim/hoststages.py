@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -94,17 +95,64 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
         return end - service, end
     if k >= n:
         return arrive.copy(), arrive + service
+    if not np.all(service > 0):  # the fast path below needs every request to end after it arrives
+        return _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    # Kiefer-Wolfowitz, with the stretches where a server is free at every arrival done in numpy. Its heap of
+    # k free times holds the k latest ends so far (an end is never below the free time it replaces), so
+    # request i starts at its arrival iff fewer than k of the earlier requests' ends are after it. Blocks of
+    # requests are checked at once under the assumption that none of them waited; up to the first that
+    # must wait the assumption holds, and from there the recursion runs one request at a time for a while.
+    start = arrive.copy()
+    ends = arrive + service
+    top = np.full(k, -math.inf)  # the k latest ends so far, sorted
+    at, block, stretch = 0, 1024, 64
+    while at < n:
+        stop = min(n, at + block)
+        arrive_block = arrive[at:stop]
+        busy = (k - np.searchsorted(top, arrive_block, side="right")  # earlier ends after each arrival
+                 + np.arange(stop - at) - np.searchsorted(np.sort(ends[at:stop]), arrive_block, side="right"))
+        waits = np.flatnonzero(busy >= k)
+        free_run = int(waits[0]) if waits.size else stop - at
+        if free_run:
+            latest = np.concatenate([top, ends[at:at + free_run]])
+            top = np.sort(np.partition(latest, len(latest) - k)[-k:])
+            at += free_run
+        if at >= n:
+            break
+        if waits.size:  # one at a time from the first request that waits
+            until = min(n, at + stretch)
+            free = top.tolist()  # sorted: a valid heap
+            _kiefer_wolfowitz(arrive, service, k, at, free, start, until)
+            ends[at:until] = start[at:until] + service[at:until]
+            top = np.sort(np.asarray(free))
+            at = until
+            # the next block about twice the last free run; a longer stretch while few requests run free
+            stretch = 64 if free_run >= stretch else min(1 << 14, stretch * 2)
+            block = min(1 << 16, max(256, 2 * free_run))
+        else:
+            block = min(1 << 16, block * 2)
+    return start, start + service
+
+
+def _kiefer_wolfowitz(arrive: np.ndarray, service: np.ndarray, k: int, first: int, free: list,
+                      start: Optional[np.ndarray] = None, until: Optional[int] = None):
+    """Requests first..until-1 through a FIFO pool of k servers whose free times are the heap `free` (updated
+    in place); their starts go into `start`. Without `start`: the whole run, returning (start, end)."""
+    whole = start is None
+    until = len(arrive) if until is None else until
     # once per request: plain lists (numpy scalars are slow to index one at a time) and a bound heapreplace
-    arrive_list, service_list = arrive.tolist(), service.tolist()
-    starts = [0.0] * n
-    free = [-math.inf] * k  # heap of the servers' free times (Kiefer-Wolfowitz)
+    arrive_list, service_list = arrive[first:until].tolist(), service[first:until].tolist()
+    starts = [0.0] * (until - first)
     replace = heapq.heapreplace
-    for i in range(n):
+    for i in range(until - first):
         earliest_free, begin = free[0], arrive_list[i]
         if earliest_free > begin:
             begin = earliest_free
         starts[i] = begin
         replace(free, begin + service_list[i])
+    if not whole:
+        start[first:until] = starts
+        return None
     start = np.array(starts)
     return start, start + service
 

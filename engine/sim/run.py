@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -99,21 +100,27 @@ def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional
                            timeseries=timeseries)
 
 
-def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
-                    progress: Optional[Callable[[float], None]] = None, ctx=None,
-                    service: Optional[ServiceSpec] = None, workload: Optional[SimWorkload] = None,
-                    rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP, stats: str = "duckdb",
-                    timeseries: Optional[bool] = None):
-    """simulate() for a prepared Design (engine.analytic.build_design)."""
-    t_start = time.perf_counter()
-    if stats not in STATS_ENGINES:
-        raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
-    if not 0 <= warmup < 1:
-        raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
-    if rate is not None and not (math.isfinite(rate) and MIN_POSITIVE <= rate <= MAX_RATE_RPS):
-        raise SimError(f"rate: must be a number of requests/s in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}], got {rate:.6g}")
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise SimError(f"seed: a non-negative integer, got {seed!r}")
+@dataclass(frozen=True)
+class PreparedRun:
+    """Everything a run draws before its GPU side: the workload, the host stages' times and the GPU side's
+    inputs (GpuSpec, GpuRequests). Benchmarks feed the same inputs to reference loops."""
+
+    workload: SimWorkload
+    service: Optional[ServiceSpec]
+    with_host: bool
+    stages: tuple
+    arrivals: object  # engine.sim.workload.Arrivals
+    host: object  # engine.sim.hoststages.HostTimes
+    plan: object  # engine.sim.plan.GpuPlan
+    spec: GpuSpec
+    requests: GpuRequests
+    notes: list
+
+
+def prepare(design, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
+            ctx=None, service: Optional[ServiceSpec] = None, workload: Optional[SimWorkload] = None,
+            rate: Optional[float] = None) -> PreparedRun:
+    """The draws and host-stage times of one run (simulate_design's arguments, already validated)."""
     scenario_arrival = design.scenario.workload.arrival
     if workload is None:  # the scenario's own arrival process; its rate unless `rate` overrides it
         workload = SimWorkload(**{**scenario_arrival.model_dump(), "rate_rps": None})
@@ -126,7 +133,7 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
     stages = design.host_stages if with_host else ()
     # streams: arrivals, sizes, lengths, GPU service, then one per host stage (fixed slots: adding a stage
     # leaves the others' draws alone)
-    streams = [np.random.default_rng(child) for child in np.random.SeedSequence(int(seed)).spawn(4 + len(stages))]
+    streams = [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(4 + len(stages))]
     variable = design.gpu.input_len is not None
     arrivals = generate(workload, design, n_requests, duration_s, streams[:3], variable, rate)
     n = len(arrivals.t)
@@ -143,7 +150,32 @@ def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Opt
                    alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta)
     requests = GpuRequests(ready=host.ready, sizes=arrivals.size, lengths=arrivals.length,
                            arrival=None if closed else arrivals.t, closed_loop=closed)
+    return PreparedRun(workload=workload, service=service, with_host=with_host, stages=stages, arrivals=arrivals,
+                       host=host, plan=plan, spec=spec, requests=requests, notes=notes)
+
+
+def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
+                    progress: Optional[Callable[[float], None]] = None, ctx=None,
+                    service: Optional[ServiceSpec] = None, workload: Optional[SimWorkload] = None,
+                    rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP, stats: str = "duckdb",
+                    timeseries: Optional[bool] = None):
+    """simulate() for a prepared Design (engine.analytic.build_design)."""
+    t_start = time.perf_counter()
+    if stats not in STATS_ENGINES:
+        raise SimError(f"stats {stats!r} is unknown; valid: {', '.join(STATS_ENGINES)}")
+    if not 0 <= warmup < 1:
+        raise SimError(f"warmup: a fraction in [0, 1), got {warmup}")
+    if rate is not None and not (math.isfinite(rate) and MIN_POSITIVE <= rate <= MAX_RATE_RPS):
+        raise SimError(f"rate: must be a number of requests/s in [{MIN_POSITIVE:g}, {MAX_RATE_RPS:g}], got {rate:.6g}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SimError(f"seed: a non-negative integer, got {seed!r}")
+    run = prepare(design, n_requests, duration_s=duration_s, seed=int(seed), ctx=ctx, service=service,
+                  workload=workload, rate=rate)
+    workload, service, plan, arrivals, host = run.workload, run.service, run.plan, run.arrivals, run.host
+    stages, with_host, notes = run.stages, run.with_host, run.notes
+    spec, requests = run.spec, run.requests
     log = GpuEngine(spec, requests, progress=progress).run()
+    del run, spec, requests  # the service's draws (one per batch) are not needed for the statistics
     if np.any(log.request_batch < 0):
         raise RuntimeError("internal error: a request was never served")
     series = timeseries if timeseries is not None else workload.kind in (WorkloadKind.DIURNAL, WorkloadKind.TRACE)

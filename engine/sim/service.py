@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from statistics import NormalDist
 from typing import Optional
 
@@ -29,6 +30,8 @@ from engine.scenario import ServiceSpec
 from engine.sim.errors import SimError
 from engine.analytic.gpu import lognormal_sigma_for_ratio, length_rows
 from engine.vocab import ServiceKind
+
+DRAW_CHUNK = 1 << 16  # batches' draws made at a time
 
 
 def _sigma_for_ratio(ratio: float, z: float) -> float:
@@ -41,8 +44,8 @@ class GpuService:
 
     def __init__(self, design, n_draws: int, rng: np.random.Generator, spec: Optional[ServiceSpec] = None,
                  ctx=None):
-        """n_draws: how many batches may run (one per request at most); each batch's random draw is made up
-        front and picked by its batch number."""
+        """n_draws: how many batches may run (one per request at most); each batch's random draw is picked by
+        its batch number (drawn in chunks, in order, from `rng`)."""
         partitions = design.gpu.partitions
         self.n = len(partitions)
         self.spec = spec
@@ -57,13 +60,12 @@ class GpuService:
             self.tables = [[mean_ms / 1e3 * (1 + spec.batch_slope * extra) for extra in range(largest)]
                            for mean_ms in means_ms]
             if spec.kind == ServiceKind.EXPONENTIAL:
-                self.draws = rng.standard_exponential(n_draws).tolist()  # factors of mean 1
+                self._draw = rng.standard_exponential  # factors of mean 1
             elif spec.kind == ServiceKind.LOGNORMAL and spec.scv > 0:
                 log_variance = math.log1p(spec.scv)
-                self.draws = np.exp(math.sqrt(log_variance) * rng.standard_normal(n_draws)
-                                    - log_variance / 2).tolist()
+                self._draw = lambda k: np.exp(math.sqrt(log_variance) * rng.standard_normal(k) - log_variance / 2)
             else:
-                self.draws = None  # deterministic
+                self._draw = None  # deterministic
             self.sigma = [0.0] * self.n
         else:
             z = NormalDist().inv_cdf(design.sla_percentile)
@@ -73,10 +75,25 @@ class GpuService:
             self.sigma = [partition.jitter_sigma if partition.jitter_sigma is not None
                           else _sigma_for_ratio(float(np.median(partition.tail_s / partition.mean_s)), z)
                           for partition in partitions]
-            self.draws = rng.standard_normal(n_draws).tolist()  # standard normals, scaled per partition
+            self._draw = rng.standard_normal  # standard normals, scaled per partition
             if ctx is not None and design.gpu.input_len is not None:
                 self._length_tables(design, ctx)
+        # each batch's draw, by batch number: drawn in chunks as batches run (the values do not depend on the
+        # chunking; a batched run uses a fraction of the n_draws it may need)
+        self.n_draws = n_draws
+        self.draws: Optional[array] = array("d") if self._draw is not None else None  # 8 bytes a draw
+        if n_draws > 0:
+            self.more_draws(min(n_draws, DRAW_CHUNK))
         self.capacity = [max((items + 1) / mean_s for items, mean_s in enumerate(table)) for table in self.tables]
+
+    def more_draws(self, count: int = DRAW_CHUNK) -> None:
+        """Draw the next `count` batches' random factors (at most n_draws in all)."""
+        if self.draws is None:
+            return
+        count = min(count, self.n_draws - len(self.draws))
+        if count <= 0:
+            raise SimError(f"more than {self.n_draws} batches: one draw per request was made")
+        self.draws.frombytes(np.ascontiguousarray(self._draw(count), dtype=np.float64).tobytes())
 
     def _length_tables(self, design, ctx) -> None:
         """Curves at every profiled input length, per partition (variable-length models): the same rows the
@@ -115,11 +132,67 @@ class GpuService:
 
     def sample(self, partition: int, items: int, length: Optional[float], batch_number: int) -> float:
         """Service time of a batch on a partition: its mean times the batch's own random draw."""
-        mean = self.mean(partition, items, length)
+        if self.lengths is None or length is None:  # self.mean's table lookup, inline: once per batch
+            table = self.tables[partition]
+            mean = table[(items if items < len(table) else len(table)) - 1]
+        else:
+            mean = self.mean(partition, items, length)
         draws = self.draws
         if draws is None:
             return mean
+        if batch_number >= len(draws):
+            self.more_draws()
         if self.spec is not None:
             return mean * draws[batch_number]
         sigma = self.sigma[partition]
         return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1
+
+    def unbatched_times(self, items: np.ndarray) -> Optional[np.ndarray]:
+        """Service time of batch k = the k-th query alone (items[k] items) when it does not depend on the partition
+        (every partition has the same table and jitter, fixed-length inputs): sample()'s numbers, drawn at once.
+        None where the partition matters."""
+        if self.lengths is not None or any(table != self.tables[0] for table in self.tables) \
+                or len(set(self.sigma)) > 1:
+            return None
+        table = np.asarray(self.tables[0])
+        mean = table[np.minimum(items, len(table)) - 1]
+        if self.draws is None:
+            return mean
+        while len(self.draws) < len(items):
+            self.more_draws()
+        draws = np.frombuffer(self.draws, dtype=np.float64)[:len(items)]
+        if self.spec is not None:
+            return mean * draws
+        sigma = self.sigma[0]
+        exp, half = math.exp, sigma * sigma / 2  # math.exp, as sample() (numpy's exp may differ in the last bit)
+        for at in range(0, len(mean), DRAW_CHUNK):  # in chunks: a list of floats takes 32 bytes an entry
+            mean[at:at + DRAW_CHUNK] *= [exp(sigma * draw - half) for draw in draws[at:at + DRAW_CHUNK].tolist()]
+        return mean
+
+    def sampler(self):
+        """sample() as a function with the service's tables bound (the event loops call it once per batch)."""
+        if self.lengths is not None:
+            return self.sample
+        tables, draws, sigmas, more = self.tables, self.draws, self.sigma, self.more_draws
+        lengths = [len(table) for table in tables]
+        if draws is None:
+            def deterministic(partition: int, items: int, length, batch_number: int) -> float:
+                longest = lengths[partition]
+                return tables[partition][(items if items < longest else longest) - 1]
+            return deterministic
+        if self.spec is not None:
+            def synthetic(partition: int, items: int, length, batch_number: int) -> float:
+                longest = lengths[partition]
+                if batch_number >= len(draws):
+                    more()
+                return tables[partition][(items if items < longest else longest) - 1] * draws[batch_number]
+            return synthetic
+
+        def profiled(partition: int, items: int, length, batch_number: int) -> float:
+            longest = lengths[partition]
+            mean = tables[partition][(items if items < longest else longest) - 1]
+            if batch_number >= len(draws):
+                more()
+            sigma = sigmas[partition]
+            return mean * math.exp(sigma * draws[batch_number] - sigma * sigma / 2)  # log-normal factor of mean 1
+        return profiled

@@ -1,0 +1,110 @@
+"""The simulator's plain event loops take the same steps as its simpy processes, and as the benchmark's reference
+loops (benchmarks/sim_reference.py, written from the rules): same batches, same times, to the last digit. The host
+pools' numpy fast path equals the Kiefer-Wolfowitz recursion it shortcuts."""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.analytic import Context, build_design, capacity
+from engine.scenario import load_scenario
+from engine.sim import ServiceSpec
+from engine.sim.gpu import GpuEngine
+from engine.sim.hoststages import _kiefer_wolfowitz, fifo_pool
+from engine.sim.run import prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("sim_reference", ROOT / "benchmarks" / "sim_reference.py")
+sim_reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sim_reference)
+
+LAYOUT = ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]
+POLICIES = ("none", "work-conserving", "fixed", "preba")
+SCHEDULERS = ("fifs", "round-robin", "jsq", "elsa")
+LOG_FIELDS = ("partition", "start", "formed", "end", "items", "n_requests", "request_batch")
+
+
+@pytest.fixture(scope="module")
+def ctx(store):
+    return Context.from_store(store)
+
+
+def prepared(ctx, policy, scheduler, n=3000, load=0.8, **extra):
+    scenario = {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB", "layout": LAYOUT},
+                "batching": {"policy": policy}, "scheduler": {"policy": scheduler}, **extra}
+    design = build_design(load_scenario(scenario, ctx.book), ctx)
+    return prepare(design, n, seed=4, ctx=ctx, rate=load * capacity(design)[0])
+
+
+def same_log(a, b):
+    for field in LOG_FIELDS:
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("policy", POLICIES)
+def test_loop_equals_the_simpy_processes(ctx, policy, scheduler):
+    run = prepared(ctx, policy, scheduler)
+    same_log(GpuEngine(run.spec, run.requests).run(), GpuEngine(run.spec, run.requests, use_simpy=True).run())
+
+
+def test_loop_equals_the_simpy_processes_with_length_buckets_and_dynamic_round_robin(ctx):
+    jasper = {"model": "jasper", "gpu": {"sku": "A100-SXM4-80GB"}, "batching": {"policy": "preba"},
+              "preprocessing": {"device": "none"},
+              "workload": {"input_len": {"kind": "uniform", "low": 2, "high": 16.7}}}
+    for scheduler in SCHEDULERS:
+        design = build_design(load_scenario({**jasper, "scheduler": {"policy": scheduler}}, ctx.book), ctx)
+        run = prepare(design, 3000, seed=4, ctx=ctx, rate=0.8 * capacity(design)[0])
+        assert any(len(caps) > 1 for caps in run.plan.batch_max)
+        same_log(GpuEngine(run.spec, run.requests).run(), GpuEngine(run.spec, run.requests, use_simpy=True).run())
+    run = prepared(ctx, "fixed", "round-robin")
+    same_log(GpuEngine(run.spec, run.requests, force_dynamic=True).run(),
+             GpuEngine(run.spec, run.requests, force_dynamic=True, use_simpy=True).run())
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+@pytest.mark.parametrize("policy", ("none", "fixed"))
+def test_reference_loops_give_the_same_latencies(ctx, policy, scheduler):
+    run = prepared(ctx, policy, scheduler, n=4000)
+    log = GpuEngine(run.spec, run.requests).run()
+    np.testing.assert_array_equal(sim_reference.reference(run), log.end[log.request_batch])
+
+
+def test_reference_loop_of_an_mmc_queue(ctx):
+    design = build_design(load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB",
+                                                                       "layout": ["1g.5gb"] * 7},
+                                         "batching": {"policy": "none"}, "preprocessing": {"device": "none"}},
+                                        ctx.book), ctx)
+    run = prepare(design, 5000, seed=4, ctx=ctx, rate=0.9 * 7 / 1e-3,
+                  service=ServiceSpec(kind="exponential", mean_ms=1.0, host="none"))
+    log = GpuEngine(run.spec, run.requests).run()
+    np.testing.assert_array_equal(sim_reference.reference(run), log.end[log.request_batch])
+
+
+@pytest.mark.parametrize("k, load", [(2, 0.1), (2, 0.9), (7, 0.5), (7, 1.1), (23, 0.4), (40, 0.97)])
+def test_host_pool_fast_path_equals_the_recursion(k, load):
+    rng = np.random.default_rng(k)
+    n = 30_000
+    arrive = np.cumsum(rng.exponential(1 / (load * k), n))
+    service = rng.lognormal(0.0, 0.8, n)
+    start, end = fifo_pool(arrive, service, k)
+    exact_start, exact_end = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    np.testing.assert_array_equal(start, exact_start)
+    np.testing.assert_array_equal(end, exact_end)
+
+
+@pytest.mark.parametrize("service", [None, {"kind": "lognormal", "scv": 0.5, "mean_ms": 1.0, "host": "none"},
+                                     {"kind": "deterministic", "mean_ms": 1.0, "host": "none"}])
+def test_unbatched_service_drawn_at_once_equals_the_processes(ctx, service):
+    """A homogeneous layout without batching draws every batch's service time at once (GpuService.unbatched_times):
+    the same numbers as one draw per batch."""
+    design = build_design(load_scenario({"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB",
+                                                                       "layout": ["1g.5gb"] * 7},
+                                         "batching": {"policy": "none"}}, ctx.book), ctx)
+    rate = 0.9 * (7 / 1e-3 if service else capacity(design)[0])
+    run = prepare(design, 4000, seed=4, ctx=ctx, rate=rate, service=service)
+    assert run.spec.service.unbatched_times(run.requests.sizes) is not None
+    same_log(GpuEngine(run.spec, run.requests).run(), GpuEngine(run.spec, run.requests, use_simpy=True).run())
