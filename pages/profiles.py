@@ -8,11 +8,11 @@ from engine.charts.profiles import latency_throughput_vs_batch, partition_compar
 from engine.errors import KneepointError
 from engine.io.exporters import export_bytes, frame_csv_bytes
 from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
-from engine.studies.profiles import series_knees
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.profiles_state import calibration_view, loo_view, onnx_view, partition_view
+from ui.figures import chart
+from ui.profiles_state import browse_points, calibration_view, loo_view, onnx_view, partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
@@ -49,16 +49,13 @@ with browse:
     log_latency = c6.toggle("Log latency axis", value=False, key="prof_loglat")
     show_knees = c7.toggle("Mark knees (p95)", value=True, key="prof_knees")
 
-    points = store.latency_points(model=sel_models or None, sku=sel_skus or None, partition=sel_parts or None,
-                                  kind=sel_kinds or None)
+    points, all_knees, n_series = browse_points(sel_models, sel_skus, sel_parts, sel_kinds)
     if points.empty:
         st.warning("No latency points match these filters. Clear a filter to see more.")
     else:
-        knees = series_knees(points) if show_knees else None
-        st.plotly_chart(latency_throughput_vs_batch(points, tails=show_tails, log_latency=log_latency, knees=knees),
-                        key="prof_chart")
-        n_series = points.groupby(["model", "sku", "partition", "precision", "framework", "input_len"],
-                                  dropna=False).ngroups
+        knees = all_knees if show_knees else None
+        chart(latency_throughput_vs_batch, points, tails=show_tails, log_latency=log_latency, knees=knees,
+              key="prof_chart")
         st.caption(f"{len(points)} points in {n_series} series. Solid lines: mean latency; dotted: published tail "
                    "percentiles. Marker shape gives provenance. Stars: Batch_knee and Time_knee (p95) by the "
                    "utilization rule (first batch reaching 80% of saturated throughput, PARIS) and by the curve "
@@ -93,7 +90,7 @@ with slices:
         st.error("No partition of this GPU can be answered for this model: "
                  + "; ".join(f"{p}: {why}" for p, why in list(view.unavailable.items())[:1]))
     else:
-        st.plotly_chart(partition_comparison(view.curves, view.summary, view.percentile), key="slice_chart")
+        chart(partition_comparison, view.curves, view.summary, view.percentile, key="slice_chart")
         st.caption("Partitions without their own points are derived from a reference partition with the slice law "
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
                    "largest measured batch and within the memory limit. Where the GPU has no points of this model "

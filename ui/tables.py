@@ -44,7 +44,7 @@ def widths(headers: list[str], cells: list[list[str]], fit: int = FIT_PX) -> lis
 def _config(df: pd.DataFrame, overrides: Optional[dict]) -> dict:
     heads = [tables.header(str(col)) for col in df.columns]
     sample = df.head(500)  # widths from the first rows: formatting every cell of a long list costs seconds
-    texts = [[tables.formatter(sample[col])(v) for v in sample[col]] for col in df.columns]
+    texts = [list(map(tables.formatter(sample[col]), sample[col])) for col in df.columns]  # one formatter a column
     config = {col: st.column_config.Column(head, width=w, help=head)
               for col, head, w in zip(df.columns, heads, widths(heads, texts))}
     config.update(overrides or {})
