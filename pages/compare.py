@@ -9,6 +9,7 @@ from engine.errors import KneepointError
 from engine.scenario import load_scenario
 from engine.seed_presets import presets
 from engine.io.urlstate import decode_many, encode_many
+from ui.figures import plot
 from ui.choices import keep_choice
 from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
@@ -142,8 +143,8 @@ st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.ba
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")
-st.plotly_chart(overlaid_curves(cmp), key="cmp_curves")
+plot(overlaid_curves, cmp, key="cmp_curves")
 st.caption("Analytic curves up to each design's capacity: solid lines are the SLA percentile, dotted the mean; "
            "the dashed line is the SLA bound.")
 st.subheader("Throughput, latency and cost")
-st.plotly_chart(result_bars(cmp), key="cmp_bars")
+plot(result_bars, cmp, key="cmp_bars")

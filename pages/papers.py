@@ -9,6 +9,7 @@ from engine.reproduce.papers import PAPERS
 from engine.reproduce.registry import entries
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from engine.scenario import load_scenario
+from ui.figures import plot
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.tables import show
@@ -46,7 +47,7 @@ table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r[
                        "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
 show(table, key="pap_table")
 st.caption(summary.line())
-st.plotly_chart(reproduction_chart(models), key="pap_chart")
+plot(reproduction_chart, models, key="pap_chart")
 st.caption(f"Each computed result as Kneepoint's value over the paper's (1 = the paper's number; the shaded band is "
            f"within {WITHIN:.0%}). Results without a value (not modelled, or not run here) keep their line with the "
            "reason instead of a point. Hover a point for both values, the unit and where in the paper it is.")

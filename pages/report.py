@@ -20,6 +20,7 @@ from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
 from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
 from engine.io.urlstate import encode
+from ui.figures import plot
 from ui.compute import engine_call
 from ui.deploy_state import deployment_download
 from ui.design_state import context
@@ -152,7 +153,7 @@ def report_tab() -> None:
     if report.papers is not None:
         st.subheader("Seed papers")
         st.caption(PAPERS_FIGURE_TITLE)
-        st.plotly_chart(papers_figure(report.papers), key="rep_papers_fig")
+        plot(papers_figure, report.papers, key="rep_papers_fig")
         show_table(papers_frame(report.papers.rows), key="rep_papers_table")
 
 def _act(where: str, action) -> None:

@@ -10,6 +10,7 @@ from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerS
 from engine.search import frames
 from engine.vocab import DEPLOYABLE_PREPROCESSING
 from engine.charts.search import front_scatter
+from ui.figures import plot
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
 from ui.design_form import RATE_INPUT_RANGE
@@ -145,7 +146,7 @@ for col, name, title in ((cols[0], "cost-p99", "Cost against p99"), (cols[1], "v
                                                                        "Queries per USD against SLA-bounded throughput")):
     with col:
         st.subheader(title)
-        st.plotly_chart(front_scatter(result, name), key=f"srch_front_{name}")
+        plot(front_scatter, result, name, key=f"srch_front_{name}")
 st.caption("Grey: every design; the line joins the Pareto front (no other design is better on both axes); "
            "stars: the best designs under the SLA.")
 if len(tables["confirmations"]):

@@ -300,7 +300,7 @@ _CHECK = textwrap.dedent("""
         at.switch_page(str(pathlib.Path(page).resolve())).run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert not at.error, (page, [e.value for e in at.error])
-    print("database:", at.sidebar.code[0].value)
+    print("database:", at.sidebar.caption[1].value.strip("`"))
 """)
 
 

@@ -36,7 +36,7 @@ def _points_table(at):
 def test_app_shows_store_in_sidebar():
     app = AppTest.from_file(APP, default_timeout=120)
     app.run()
-    text = " ".join(c.value for c in app.sidebar.code)
+    text = " ".join(c.value for c in app.sidebar.caption)
     assert "duckdb" in text
     counts = app.sidebar.dataframe[0].value
     assert set(counts["table"]) >= {"gpus", "latency_points", "mig_profiles"}

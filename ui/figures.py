@@ -1,4 +1,4 @@
-"""Charts kept per input: `chart(build, *args, key=...)` draws `build(*args)` (an engine/charts function) with
+"""Charts kept per input: `plot(build, *args, key=...)` draws `build(*args)` (an engine/charts function) with
 st.plotly_chart, building the plotly figure only when no session of this process has drawn it for the same inputs.
 
 A rerun redraws every chart of a page, and building a plotly figure (validating every trace) costs tens to
@@ -68,7 +68,7 @@ def digest(build: Callable, args: tuple, kwargs: dict) -> bytes:
     return hashlib.blake2b(blob, digest_size=20).digest()
 
 
-def chart(build: Callable[..., Any], *args, key: str, chart_kwargs: dict | None = None, **kwargs) -> None:
+def plot(build: Callable[..., Any], *args, key: str, chart_kwargs: dict | None = None, **kwargs) -> None:
     """st.plotly_chart(build(*args, **kwargs), key=key, **chart_kwargs), the figure kept per its inputs."""
     figure = figure_cache().get_or_build(digest(build, args, kwargs), lambda: build(*args, **kwargs))
     st.plotly_chart(figure, key=key, **(chart_kwargs or {}))
