@@ -8,7 +8,8 @@ indicator gone. Then where the renderer's main thread spent its time up to that 
 evaluate), script run by the page (Streamlit and Plotly function calls, by script file), style/layout/paint, and idle;
 and the bytes of each static file and of the websocket messages (figure JSON travels in them).
 
-    .venv/bin/python benchmarks/page_render_trace.py [--pages ,compare-designs] [--runs 2] [--save DIR]
+    .venv/bin/python benchmarks/page_render_trace.py [--pages ,compare-designs] [--runs 2] [--save DIR] [--root DIR]
+    (--root: trace another checkout's app, e.g. a worktree of main, in the same conditions)
     (--save: also write each visit's Chrome trace JSON, for chrome://tracing or Perfetto)
 """
 
@@ -28,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import page_first_render  # noqa: E402
 from page_first_render import (CHROMIUM, FALLBACK, MARKERS, QUERIES, TIMEOUT_MS, app_pages,  # noqa: E402
                                start_server)
 
@@ -204,7 +206,9 @@ def main() -> None:
     ap.add_argument("--pages", help="comma-separated url paths (default: every page of app.py)")
     ap.add_argument("--runs", type=int, default=2, help="visits per page, each a new browser session")
     ap.add_argument("--save", type=Path, help="a folder for the Chrome traces")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app is served (default: this one)")
     args = ap.parse_args()
+    page_first_render.use_root(args.root)
     pages = args.pages.split(",") if args.pages is not None else app_pages()
     if args.save:
         args.save.mkdir(parents=True, exist_ok=True)
@@ -212,7 +216,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     db = str(Path(tempfile.mkdtemp(prefix="kneepoint-trace-")) / "k.duckdb")
-    subprocess.run([sys.executable, "-c", "from engine.store import Store; Store()"], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-c", "from engine.store import Store; Store()"], cwd=args.root, check=True,
                    env=dict(os.environ, KNEEPOINT_DB=db))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
