@@ -69,8 +69,9 @@ def cpu_seconds(pid: int) -> Optional[float]:
 
 
 @contextmanager
-def hosted_app(timeout_s: float = 120) -> Iterator[tuple[str, int]]:
-    """A hosted-mode `streamlit run app.py` on a free port, with its own database; yields its URL and pid."""
+def hosted_app(timeout_s: float = 120, options: tuple[str, ...] = ()) -> Iterator[tuple[str, int]]:
+    """A hosted-mode `streamlit run app.py` on a free port, with its own database; yields its URL and pid.
+    `options` are more streamlit options (`--runner.postScriptGC=true`), to measure a setting against another."""
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="kneepoint-load-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KNEEPOINT_")}
@@ -79,7 +80,7 @@ def hosted_app(timeout_s: float = 120) -> Iterator[tuple[str, int]]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
              str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+             "--server.fileWatcherType", "none", *options], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout_s

@@ -65,7 +65,7 @@ def _preba_token() -> str:
     sys.path.insert(0, str(ROOT))
     from engine.io.urlstate import encode_many
     from engine.scenario import load_scenario
-    from engine.seed_presets import build_preset
+    from engine.reproduce.registry import build_preset
 
     return encode_many([load_scenario(d) for d in build_preset("preba", None)])
 

@@ -44,6 +44,15 @@ class Partition(BaseModel):
     # worked out once per partition instead of at every rate of a sweep (engine.analytic.rates)
     _derived: dict = PrivateAttr(default_factory=dict)
 
+    def model_copy(self, *, update: Optional[dict] = None, deep: bool = False) -> "Partition":
+        """A copy; one with changes remembers nothing of this partition's. pydantic's copy would share the
+        `_derived` dict, so a copy with other service times (an RPC overhead, a serial executor's per-item work,
+        MIG contention) would read this partition's batch tables, whichever of the two was asked first."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy.__pydantic_private__["_derived"] = {}
+        return copy
+
     def derived(self, key: tuple, make):
         """make(), remembered under `key` for the life of this partition (a few keys: batch caps x percentiles)."""
         memo = self.__pydantic_private__["_derived"]  # direct: pydantic's __getattr__ costs ~3 us a call
@@ -77,6 +86,14 @@ class GpuSide(BaseModel):
     # answers of pure functions of this (immutable) side, e.g. its state at a rate: a sweep's designs
     # share one GpuSide across preprocessing devices and hosts, so each rate is worked out once
     _answers: dict = PrivateAttr(default_factory=dict)
+
+    def model_copy(self, *, update: Optional[dict] = None, deep: bool = False) -> "GpuSide":
+        """A copy; one with changes beyond its notes remembers nothing of this side's (pydantic's copy would share
+        the `_answers` dict, and with it the state at each rate of other partitions)."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update and set(update) - {"notes"}:
+            copy.__pydantic_private__["_answers"] = {}
+        return copy
 
     def remember(self, key: tuple, make):
         answers = self.__pydantic_private__["_answers"]  # direct: pydantic's __getattr__ costs ~3 us a call

@@ -7,9 +7,8 @@ from engine.studies.compare import RESULTS, DesignOutcome
 from engine.charts.compare import overlaid_curves, result_bars
 from engine.errors import KneepointError
 from engine.scenario import load_scenario
-from engine.seed_presets import presets
+from engine.reproduce.registry import presets
 from engine.io.urlstate import decode_many, encode_many
-from ui.figures import plot
 from ui.choices import keep_choice
 from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
@@ -18,6 +17,7 @@ from ui.scenarios import clear_pins, current_scenario, pin, pins, sample, show_s
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -143,8 +143,8 @@ st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.ba
            + (f" Simulated: {sim[0].requests_per_probe:,} requests per probe, seed {sim[0].seed}." if sim else ""))
 
 st.subheader("Tail latency against load")
-plot(overlaid_curves, cmp, key="cmp_curves")
+st.plotly_chart(cached_figure(overlaid_curves, cmp), key="cmp_curves")
 st.caption("Analytic curves up to each design's capacity: solid lines are the SLA percentile, dotted the mean; "
            "the dashed line is the SLA bound.")
 st.subheader("Throughput, latency and cost")
-plot(result_bars, cmp, key="cmp_bars")
+st.plotly_chart(cached_figure(result_bars, cmp), key="cmp_bars")

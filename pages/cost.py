@@ -6,13 +6,13 @@ from engine.errors import KneepointError
 from engine.charts.cost import capex_opex_chart, device_cost_chart, kwh_chart, tco_years_chart, utilization_chart
 from engine.scenario import CostSpec
 from engine.studies.cost import PRICE_FIELDS
-from ui.figures import plot
 from ui.design_state import context
 from ui.fields import field_range
 from ui.page_state import cost_cached, defaults_cached, publish, reset, start, validate
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -91,24 +91,25 @@ st.caption(f"Priced at {view.basis}: {view.throughput_rps:,.0f} requests/s of a 
 cols = st.columns(2)
 with cols[0]:
     st.subheader("CAPEX and OPEX")
-    plot(capex_opex_chart, r.capex_breakdown_usd, r.opex_usd, view.inputs.years, key="cost_split")
+    st.plotly_chart(cached_figure(capex_opex_chart,
+                                  r.capex_breakdown_usd, r.opex_usd, view.inputs.years), key="cost_split")
     st.caption("Purchases by component beside the energy bill over the period. Power: "
                + ", ".join(f"{k} {v:,.0f} W" for k, v in r.power_breakdown_w.items() if v > 0) + " (IT).")
 with cols[1]:
     st.subheader("TCO over the years")
-    plot(tco_years_chart, view.years, key="cost_years_chart")
+    st.plotly_chart(cached_figure(tco_years_chart, view.years), key="cost_years_chart")
     st.caption(f"Cumulative spend: purchases at year 0, energy as it is used; ${view.years[-1].total_usd:,.0f} "
                f"after {view.years[-1].year:g} years.")
 
 cols = st.columns(2)
 with cols[0]:
     st.subheader("Electricity price")
-    plot(kwh_chart, view.kwh, view.tariffs, view.inputs.usd_per_kwh, key="cost_kwh_chart")
+    st.plotly_chart(cached_figure(kwh_chart, view.kwh, view.tariffs, view.inputs.usd_per_kwh), key="cost_kwh_chart")
     st.caption(f"Queries per dollar from free power to {view.kwh[-1].usd_per_kwh:.3f} USD/kWh; dots are the "
                f"{len(view.tariffs)} published tariffs in the profile store (hover for the source).")
 with cols[1]:
     st.subheader("Utilisation")
-    plot(utilization_chart, view.utilization, view.priced_utilization, key="cost_util_chart")
+    st.plotly_chart(cached_figure(utilization_chart, view.utilization, view.priced_utilization), key="cost_util_chart")
     ok = [u for u in view.utilization if u.meets_sla]
     st.caption("The design run at a fraction of its capacity: idle power and purchases are paid regardless, so "
                "cost per query falls as load rises. Hollow markers miss the SLA"
@@ -116,7 +117,8 @@ with cols[1]:
 
 if view.devices:
     st.subheader("The same design with each preprocessing device")
-    plot(device_cost_chart, view.devices, scenario.preprocessing.device.value, key="cost_devices")
+    st.plotly_chart(cached_figure(device_cost_chart,
+                                  view.devices, scenario.preprocessing.device.value), key="cost_devices")
     st.caption("PREBA Figure 21: queries per dollar with CPU, DPU, GPU-decode and no preprocessing, each priced at "
                "its own SLA-bounded throughput (else the offered load).")
     show_table([{"device": d.device, "throughput (req/s)": d.throughput_rps, "TCO (USD)": d.tco_usd,

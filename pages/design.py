@@ -14,12 +14,12 @@ from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec
                              ScenarioError, SchedulerSpec, load_scenario)
 from engine.workload_spec import QuerySizeSpec, SlaSpec
 from engine.io.urlstate import encode
-from ui.figures import plot
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
                             applies_note, arrival_inputs, keep_hidden_inputs,
                             fpga_defaults, from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download
+from ui.figures import cached_figure
 from ui.design_state import context, evaluate_cached, simulate_cached
 from ui.scenarios import pin, scenario_reader, set_current
 from ui.fields import field_choices, field_range
@@ -240,7 +240,7 @@ for g in range(scenario.gpu.count if scenario.gpu is not None else 0):
     lay = scenario.gpu.layouts[g] if scenario.gpu.layouts else scenario.gpu.layout
     layouts.append(validate_layout(gpu, lay) if lay else None)
 if scenario.gpu is not None and not scenario.gpu.shares:
-    plot(slot_diagram, gpu, layouts[:4], key="d_slots")
+    st.plotly_chart(cached_figure(slot_diagram, gpu, layouts[:4]), key="d_slots")
     if scenario.gpu.count > 4:
         st.caption(f"Showing 4 of {scenario.gpu.count} GPUs (all have the same layout).")
 
@@ -254,30 +254,30 @@ pressed = cols[2].button("Simulate points on the curve", key="d_sim", help="disc
                          f"{', '.join(f'{f:.0%}' for f in SIM_FRACTIONS)} of capacity; changing an input cancels it")
 sim = kept_result("d_sim_result", sim_key, pressed, lambda: simulate_cached(sim_key[0], SIM_FRACTIONS, *sim_key[1:]),
                   "The simulation could not run")
-plot(latency_vs_load, curve.rates_rps, curve.mean_ms, curve.tail_ms, pct, ev.sla.latency_ms,
-     ev.rate_rps, sim=sim["points"] if sim else None, key="d_curve")
+st.plotly_chart(cached_figure(latency_vs_load, curve.rates_rps, curve.mean_ms, curve.tail_ms, pct, ev.sla.latency_ms,
+                              ev.rate_rps, sim=sim["points"] if sim else None), key="d_curve")
 st.caption(f"Analytic mean and p{pct:g} latency from {curve.rates_rps[0]:,.0f} req/s up to capacity; the dashed "
            "line is the SLA, the dotted one the offered load."
            + (f" Diamonds: simulated ({sim['requests']:,} requests per point, seed {sim['seed']}; bars are 95% "
               "confidence half-widths)." if sim else ""))
 if sim:
     st.subheader("Batch sizes (simulated)")
-    plot(batch_histogram, sim["histogram"], sim["histogram_rate_rps"], key="d_batch_hist")
+    st.plotly_chart(cached_figure(batch_histogram, sim["histogram"], sim["histogram_rate_rps"]), key="d_batch_hist")
     st.caption(f"Share of batches by size at {sim['histogram_rate_rps']:,.0f} req/s, the simulated point nearest "
                "the offered load.")
 
 cols = st.columns(2)
 with cols[0]:
     st.subheader("Where the time goes")
-    plot(breakdown_bar, ev.breakdown_ms, key="d_breakdown")
+    st.plotly_chart(cached_figure(breakdown_bar, ev.breakdown_ms), key="d_breakdown")
 with cols[1]:
     st.subheader("Utilisation")
-    plot(utilization_bar, ev.utilization, key="d_util")
+    st.plotly_chart(cached_figure(utilization_bar, ev.utilization), key="d_util")
     st.caption("Busy fraction, as the simulator reports it. Stages: offered load over capacity. Partitions "
                "('gpu:'): busy fraction at the batch size the load produces, so a partition can be busy while the "
                "GPU still has headroom in larger batches; the accelerator: the mean of its partitions.")
 st.subheader("Host CPU")
-plot(host_cpu_bar, ev.host_cpu.cores, ev.host_cpu.free, key="d_cpu")
+st.plotly_chart(cached_figure(host_cpu_bar, ev.host_cpu.cores, ev.host_cpu.free), key="d_cpu")
 st.subheader("Batching")
 st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:.3f} ms; Batch_max per "
            f"partition from the {ev.batching.knee_rule} knee unless set.")

@@ -4,16 +4,19 @@ import pandas as pd
 import streamlit as st
 
 from engine.charts.papers import reproduction_chart
-from engine.io.urlstate import encode
+from engine.errors import KneepointError
+from engine.io.urlstate import encode, encode_many
 from engine.reproduce.papers import PAPERS
-from engine.reproduce.registry import entries
+from engine.reproduce.registry import entries, presets_of
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from engine.scenario import load_scenario
-from ui.figures import plot
+from ui.compare_state import preset_designs
 from ui.compute import engine_call
 from ui.design_state import context
 from ui.tables import show
+from ui.text import md
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -55,7 +58,7 @@ table = pd.DataFrame([{"result": r["quantity"], "where": r["where"], "paper": r[
                        "mechanism / reason": r["mechanism"], "id": r["id"]} for r in rows])
 show(table, key="pap_table")
 st.caption(summary.line())
-plot(reproduction_chart, models, key="pap_chart")
+st.plotly_chart(cached_figure(reproduction_chart, models), key="pap_chart")
 st.caption(f"Each computed result as Kneepoint's value over the paper's (1 = the paper's number; the shaded band is "
            f"within {WITHIN:.0%}). Results without a value (not modelled, or not run here) keep their line with the "
            "reason instead of a point. Hover a point for both values, the unit and where in the paper it is.")
@@ -68,3 +71,13 @@ if designs:
         scenario = load_scenario(e.design, book)  # validated once: its name labels the link, its encoding is the link
         st.page_link("pages/design.py", label=f"{e.id}: {scenario.name}", icon=":material/tune:",
                      query_params={"s": encode(scenario)})
+st.subheader("Open on Compare")
+st.caption("This paper's Compare presets, built from the same scenarios its results are computed from: open them "
+           "side by side on the Compare page.")
+for key, preset in presets_of(paper).items():
+    try:
+        token = encode_many([load_scenario(d, context().book) for d in preset_designs(key)])
+    except KneepointError as e:  # a preset whose engine part cannot answer (PresetError, ScenarioError)
+        st.warning(f"{md(preset.name)}: cannot be built ({md(e)})")
+        continue
+    st.page_link("pages/compare.py", label=preset.name, icon=":material/compare_arrows:", query_params={"c": token})

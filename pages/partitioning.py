@@ -10,7 +10,6 @@ from engine.studies.partitioning import (SEED_GPCS, SEED_GPUS, SEED_PERCENTILE, 
                                          verdict)
 from engine.charts.partitioning import batch_pdf, bounded_bars
 from engine.scenario import load_scenario
-from ui.figures import plot
 from ui.compute import kept_result
 from ui.design_form import pairs
 from ui.partition_state import sim_cached, study_cached
@@ -20,6 +19,7 @@ from ui.text import md
 from ui.viewlink import PageView
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -117,7 +117,7 @@ with m[1]:
 c = st.columns(2)
 with c[0]:
     st.subheader("Batch sizes")
-    plot(batch_pdf, study.dist, study.paris.knees if study.paris else None, key="par_pdf")
+    st.plotly_chart(cached_figure(batch_pdf, study.dist, study.paris.knees if study.paris else None), key="par_pdf")
     st.caption("The share of queries of each size; dotted lines are the partitions' utilisation knees, which split "
                "the sizes into the ranges PARIS serves on each partition (Algorithm 1).")
 with c[1]:
@@ -130,8 +130,7 @@ with c[1]:
     st.session_state["par_opened"] = True
     pressed = st.button("Simulate FIFS and ELSA (GPU(max), random, PARIS)", key="par_sim") or first
     sim = kept_result("par_sim_result", sim_key, pressed, lambda: sim_cached(*sim_key), "The simulation could not run")
-    with chart:  # drawn above the button, once the simulation (if any) has run
-        plot(bounded_bars, study, sim, key="par_bars")
+    chart.plotly_chart(cached_figure(bounded_bars, study, sim), key="par_bars")
     st.caption("Grey: the analytic engine's largest load meeting the SLA with first-idle-first-served (it prices "
                "ELSA's size-aware routing as FIFS). Simulated bars bisect the load with the discrete-event "
                "simulator under each scheduler.")
@@ -155,7 +154,8 @@ st.subheader("Packed layouts")
 show = st.selectbox("Policy", [r.policy for r in study.rows], index=[r.policy for r in study.rows].index("paris")
                     if "paris" in by else 0, key="par_show")
 gpu = book.catalog.gpu(study.sku)
-plot(slot_diagram, gpu, [validate_layout(gpu, lay) for lay in by[show].layouts], key="par_slots")
+st.plotly_chart(cached_figure(slot_diagram,
+                              gpu, [validate_layout(gpu, lay) for lay in by[show].layouts]), key="par_slots")
 st.caption("Each GPU's MIG layout as placed: every instance sits at a start slot the MIG placement rules allow.")
 for note in by[show].notes:
     st.caption(md(note))

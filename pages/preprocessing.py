@@ -7,7 +7,6 @@ from engine.charts.preprocessing import (cores_needed_chart, decode_chart, dpu_s
                                 throughput_by_partitions)
 from engine.scenario import HostSpec, PreprocessingSpec
 from engine.studies.preprocessing import DEVICE_LABEL
-from ui.figures import plot
 from ui.design_form import CUSTOM, MIG, layout_choices
 from ui.design_form import to_widgets as design_widgets
 from ui.design_state import context
@@ -16,6 +15,7 @@ from ui.page_state import preprocessing_cached, publish, reset, start, validate
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -102,13 +102,13 @@ for note in view.notes:
     st.info(md(note))
 
 st.subheader("Throughput as partitions are activated")
-plot(throughput_by_partitions, rows, key="pp_scaling")
+st.plotly_chart(cached_figure(throughput_by_partitions, rows), key="pp_scaling")
 st.caption(f"Pipeline capacity (requests/s) when the first k of {len(rows)} partitions serve, each at its Batch_max, "
            f"for each preprocessing device (PREBA Figures 8 and 17). With all partitions: "
            + "; ".join(f"{DEVICE_LABEL[d].split(' (')[0]} {last.rps[d.value]:,.0f}" for d in DEVICE_LABEL) + ".")
 
 st.subheader("Host CPU cores needed")
-plot(cores_needed_chart, rows, key="pp_cores_chart")
+st.plotly_chart(cached_figure(cores_needed_chart, rows), key="pp_cores_chart")
 starve = next((r.active_partitions for r in rows if r.preprocessing_cores + r.rpc_cores > r.available_cores), None)
 st.caption("Cores that CPU preprocessing and the RPC path need to keep k partitions busy, against the "
            f"{last.available_cores:g} free cores, and the CPU utilisation the CPU-preprocessing design reaches "
@@ -119,7 +119,8 @@ dev = st.columns(2)
 with dev[0]:
     st.subheader("DPU sizing")
     if view.dpu:
-        plot(dpu_sizing_chart, rows, view.dpu.units, view.dpu.pcie_gbps_available, key="pp_dpu")
+        st.plotly_chart(cached_figure(dpu_sizing_chart,
+                                      rows, view.dpu.units, view.dpu.pcie_gbps_available), key="pp_dpu")
         d = view.dpu
         st.caption(f"{d.units} CUs on {d.cards} card(s): II {d.ii_ms:.3f} ms, latency {d.latency_ms:.3f} ms, "
                    f"{d.kb_per_item:,.0f} kB per item over PCIe, {d.capacity_items_per_s:,.0f} items/s. All "
@@ -130,7 +131,7 @@ with dev[0]:
 with dev[1]:
     st.subheader("GPU decode and its cost on the partition")
     if view.decode:
-        plot(decode_chart, view.decode, key="pp_decode")
+        st.plotly_chart(cached_figure(decode_chart, view.decode), key="pp_decode")
         st.caption("Per kind of partition: inference alone, the partition's decode rate (JPEG engines where the "
                    "profile has them, else CUDA on its SMs), and inference when the partition decodes its own "
                    "inputs. " + " ".join(f"{r.partition}: {r.path}; decoding as fast as it infers needs "
@@ -147,8 +148,9 @@ st.caption("The analytic engine's answer for the whole design with each device: 
 
 st.subheader("Preprocessing costs: measured here vs published")
 if view.cost_points:
-    plot(preprocessing_costs_chart, view.cost_points, view.cpu_costs, view.input_size, view.input_unit,
-         key="pp_costs")
+    st.plotly_chart(cached_figure(preprocessing_costs_chart,
+                                  view.cost_points, view.cpu_costs, view.input_size, view.input_unit),
+                    key="pp_costs")
     for e in view.cpu_costs:
         if e.found:
             st.caption(f"From {e.prefer} rows: {e.ms_per_item:.3f} ms per item per core ({e.basis}).")

@@ -11,7 +11,7 @@ from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.figures import plot
+from ui.figures import cached_figure
 from ui.profiles_state import browse_points, calibration_view, loo_view, onnx_view, partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
@@ -61,8 +61,8 @@ def browse_tab():
         st.warning("No latency points match these filters. Clear a filter to see more.")
     else:
         knees = all_knees if show_knees else None
-        plot(latency_throughput_vs_batch, points, tails=show_tails, log_latency=log_latency, knees=knees,
-              key="prof_chart")
+        st.plotly_chart(cached_figure(latency_throughput_vs_batch, points, tails=show_tails, log_latency=log_latency,
+                                      knees=knees), key="prof_chart")
         st.caption(f"{len(points)} points in {n_series} series. Solid lines: mean latency; dotted: published tail "
                    "percentiles. Marker shape gives provenance. Stars: Batch_knee and Time_knee (p95) by the "
                    "utilization rule (first batch reaching 80% of saturated throughput, PARIS) and by the curve "
@@ -99,7 +99,8 @@ def slices_tab():
         st.error("No partition of this GPU can be answered for this model: "
                  + "; ".join(f"{p}: {why}" for p, why in list(view.unavailable.items())[:1]))
     else:
-        plot(partition_comparison, view.curves, view.summary, view.percentile, key="slice_chart")
+        st.plotly_chart(cached_figure(partition_comparison, view.curves, view.summary, view.percentile),
+                        key="slice_chart")
         st.caption("Partitions without their own points are derived from a reference partition with the slice law "
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
                    "largest measured batch and within the memory limit. Where the GPU has no points of this model "

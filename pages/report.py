@@ -20,7 +20,6 @@ from engine.store import StoreError, seed_hash
 from engine.store.overlay import SessionOverlay
 from engine.store.scenarios import AUTHOR_MAX, NOTE_MAX
 from engine.io.urlstate import encode
-from ui.figures import plot
 from ui.compute import engine_call
 from ui.deploy_state import deployment_download
 from ui.design_state import context
@@ -29,6 +28,7 @@ from ui.session import get_store
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -144,7 +144,7 @@ def report_tab() -> None:
         with st.expander(f"{i + 1}. {md(design.scenario.name)}: {md(hardware(design.scenario))}", expanded=i == 0):
             for kind, title in FIGURE_TITLES.items():
                 st.caption(title)
-                plot(design_figure, design, kind, key=f"rep_fig_{i}_{kind}")
+                st.plotly_chart(cached_figure(design_figure, design, kind), key=f"rep_fig_{i}_{kind}")
             name = design.scenario.name
             st.caption("Cost")
             show_table(tables["cost"][tables["cost"]["scenario"] == name], key=f"rep_cost_{i}")
@@ -153,7 +153,7 @@ def report_tab() -> None:
     if report.papers is not None:
         st.subheader("Seed papers")
         st.caption(PAPERS_FIGURE_TITLE)
-        plot(papers_figure, report.papers, key="rep_papers_fig")
+        st.plotly_chart(cached_figure(papers_figure, report.papers), key="rep_papers_fig")
         show_table(papers_frame(report.papers.rows), key="rep_papers_table")
 
 def _act(where: str, action) -> None:

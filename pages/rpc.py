@@ -8,7 +8,6 @@ from engine.errors import KneepointError
 from engine.charts.rpc import host_cpu_chart, load_curves_chart, rpc_breakdown_chart, services_chart
 from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, ScenarioError
 from engine.studies.rpc import BASELINE, LOAD_PERCENTILE
-from ui.figures import plot
 from ui.design_form import RATE_INPUT_RANGE, parsed
 from ui.design_state import context
 from ui.fields import field_choices, field_range
@@ -16,6 +15,7 @@ from ui.page_state import publish, reset, rpc_cached, start, validate
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -114,7 +114,7 @@ for note in view.notes:
     st.info(md(note))
 
 st.subheader(f"Where a request's time goes: {view.model}")
-plot(rpc_breakdown_chart, view.presets, key="rpc_breakdown")
+st.plotly_chart(cached_figure(rpc_breakdown_chart, view.presets), key="rpc_breakdown")
 best = min(view.presets, key=lambda r: r.e2e_us if r.preset != "local" else float("inf"))
 st.caption(f"{view.model} at batch 1 on {view.partition} ({view.gpu_us:,.0f} us of GPU time, {view.kernels} kernels, "
            f"{view.request_bytes:,.0f} B in, {view.response_bytes:,.0f} B out) in SplitRPC's Figure 8 categories. "
@@ -123,13 +123,13 @@ st.caption(f"{view.model} at batch 1 on {view.partition} ({view.gpu_us:,.0f} us 
            f"({best.e2e_us:,.0f} us).")
 
 st.subheader("Latency against load")
-plot(load_curves_chart, view.load, sla_ms=view.sla_ms, rate_rps=view.rate_rps, key="rpc_load")
+st.plotly_chart(cached_figure(load_curves_chart, view.load, sla_ms=view.sla_ms, rate_rps=view.rate_rps), key="rpc_load")
 caps = "; ".join(f"{r.preset} {r.capacity_rps:,.0f} req/s ({r.bottleneck})" for r in view.presets)
 st.caption(f"Analytic mean (solid) and p{LOAD_PERCENTILE:g} (dashed) latency of the whole design with each path, up "
            f"to its capacity (SplitRPC Figure 9); the dotted lines are the offered load and the SLA. Capacity: {caps}.")
 
 st.subheader("Host CPU per request")
-plot(host_cpu_chart, view.presets, key="rpc_cpu")
+st.plotly_chart(cached_figure(host_cpu_chart, view.presets), key="rpc_cpu")
 st.caption(f"Server CPU a request costs at batch 1, and SmartNIC ARM time. At {view.rate_rps:,.0f} requests/s the "
            "RPC path keeps busy: " + "; ".join(f"{r.preset} {r.host_cores_at_rate:,.1f} cores" for r in view.presets)
            + ".")
@@ -141,7 +141,7 @@ show_table([{"path": r.preset, "E2E (us)": r.e2e_us, "RPC tax (us)": r.rpc_tax_u
              key="rpc_table")
 
 st.subheader("SplitRPC's Table 1 services")
-plot(services_chart, view.services, key="rpc_services")
+st.plotly_chart(cached_figure(services_chart, view.services), key="rpc_services")
 st.caption(f"Each service's E2E split under every path, as a fraction of its {BASELINE.value} E2E (the dashed line), "
            "on SplitRPC's testbed (100GbE, PCIe Gen3, A100): the model's reproduction of Figure 8.")
 with st.expander("Paper vs model: the figures the RPC model is calibrated to"):

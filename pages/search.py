@@ -10,7 +10,6 @@ from engine.scenario import BatchingSpec, PreprocessingSpec, RpcSpec, SchedulerS
 from engine.search import frames
 from engine.vocab import DEPLOYABLE_PREPROCESSING
 from engine.charts.search import front_scatter
-from ui.figures import plot
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download, size_cached, sizing_table
 from ui.design_form import RATE_INPUT_RANGE
@@ -21,6 +20,7 @@ from ui.session import get_book
 from ui.text import md
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -146,7 +146,7 @@ for col, name, title in ((cols[0], "cost-p99", "Cost against p99"), (cols[1], "v
                                                                        "Queries per USD against SLA-bounded throughput")):
     with col:
         st.subheader(title)
-        plot(front_scatter, result, name, key=f"srch_front_{name}")
+        st.plotly_chart(cached_figure(front_scatter, result, name), key=f"srch_front_{name}")
 st.caption("Grey: every design; the line joins the Pareto front (no other design is better on both axes); "
            "stars: the best designs under the SLA.")
 if len(tables["confirmations"]):

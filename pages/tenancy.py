@@ -6,7 +6,6 @@ import streamlit as st
 from engine.catalog import MPS_SOURCE
 from engine.errors import KneepointError
 from engine.charts.tenancy import cold_start, fpga_threads, mig_tenants, oversubscription, share_curve
-from ui.figures import plot
 from ui.scenarios import current_scenario
 from ui.session import get_book
 from ui.tenancy_state import backends_cached, mig_cached, overview_cached
@@ -14,6 +13,7 @@ from ui.text import md
 from ui.viewlink import PageView
 from ui.tables import show as show_table
 from ui.gate import guard_page
+from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -83,7 +83,7 @@ try:
 except KneepointError as e:
     st.error(f"MIG tenancy: {md(e)}")
 else:
-    plot(mig_tenants, rows, batch, key="ten_mig_chart")
+    st.plotly_chart(cached_figure(mig_tenants, rows, batch), key="ten_mig_chart")
     st.caption(f"Each profile's instance limit per GPU (MIG User Guide) and one instance's mean latency for a batch "
                f"of {batch}; the line is what all tenants of that profile serve together, batches back to back.")
     show_table(pd.DataFrame([r.model_dump() for r in rows]), key="ten_mig_table")
@@ -110,7 +110,8 @@ limit = ov.memory.limit
 m[3].metric("Instances per GPU (MPS)", f"{limit.without} -> {limit.with_sharing}",
             help=f"without -> with shared weights (Param-Share): what GPU memory holds, at most {limit.mps_clients} MPS "
                  "clients per GPU")
-plot(share_curve, ov.share.curve, k, float(st.session_state["ten_deadline"]), key="ten_share_chart")
+st.plotly_chart(cached_figure(share_curve,
+                              ov.share.curve, k, float(st.session_state["ten_deadline"])), key="ten_share_chart")
 st.caption(f"Latency of one batch of {batch} against its GPU% ({ov.share.curve.points[0].provenance} points"
            + (f", slice law from {ov.share.curve.reference}" if ov.share.curve.reference else "")
            + f"). Past the knee at {k.gpu_pct}%, more GPU% lowers latency by at most {k.threshold:.0%}.")
@@ -126,7 +127,7 @@ with c[1]:
                f"{ov.memory.fit.gpu_memory_mb:,.0f} MB ({ov.memory.memory_from}). Instances per GPU: "
                f"{limit.explain()} ({MPS_SOURCE}).")
 st.markdown("**Oversubscription**")
-plot(oversubscription, ov.oversubscription, key="ten_over_chart")
+st.plotly_chart(cached_figure(oversubscription, ov.oversubscription), key="ten_over_chart")
 st.caption("Shares above 100% in total time-slice the GPU: each tenant's latency grows with the total while the "
            f"GPU's throughput stays at {ov.oversubscription.cap_items_per_s:,.0f} items/s.")
 
@@ -147,14 +148,14 @@ except KneepointError as e:
 else:
     c = st.columns(2)
     with c[0]:
-        plot(fpga_threads, bv.fpga_threads, key="ten_fpga_chart")
+        st.plotly_chart(cached_figure(fpga_threads, bv.fpga_threads), key="ten_fpga_chart")
         t = bv.fpga_threads
         acc, top = int(t["accelerators_per_board"].iloc[0]), t.iloc[-1]
         st.caption(f"One board ({acc} accelerators): each extra hardware thread adds {acc} tenants; co-running "
                    f"threads slow each request by the fitted slowdown (EIF Sec V-B/V-C): "
                    f"{top['slowdown']:.1%} at {int(top['threads_per_accelerator'])} threads.")
     with c[1]:
-        plot(cold_start, bv.cold_start, key="ten_cold_chart")
+        st.plotly_chart(cached_figure(cold_start, bv.cold_start), key="ten_cold_chart")
         st.caption(f"A cold request for {model} ({bv.weights_mb:,.0f} MB of weights): the FPGA streams the model "
                    "slice by slice and starts computing after the first slice; GPU and CPU load it whole first.")
     show_table(bv.cold_start, key="ten_cold_table")

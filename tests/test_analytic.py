@@ -148,3 +148,35 @@ def test_gpu_decode_counts_every_gpu(ctx):
     one, two = (evaluate({"model": "resnet50", "gpu": {"sku": "A100-SXM4-80GB", "count": n, "layout": ["7g.80gb"]},
                           "preprocessing": {"device": "gpu"}}, ctx) for n in (1, 2))  # a JPEG engine per GPU
     assert two.stage_capacity_rps["preprocess:gpu"] == pytest.approx(2 * one.stage_capacity_rps["preprocess:gpu"])
+
+
+@pytest.mark.parametrize("components", [{}, {"serial_executor": True}])
+def test_designs_sharing_a_context_answer_as_they_do_alone(store, components):
+    """Designs that differ only in the RPC path share their GPU side's partitions but not their service times (the
+    path's GPU-stage overhead; a serial executor's per-item work): each answers in a shared context exactly as
+    in a fresh one. A copied partition used to keep its source's batch tables, so the second design read the
+    first one's times (SLA-bounded rate and p99 off by up to 2x)."""
+    def data(preset):
+        return {"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}, "preprocessing": {"device": "none"},
+                "rpc": {"preset": preset, "components": components},
+                "batching": {"policy": "work-conserving", "max_batch": 8},
+                "workload": {"arrival": {"kind": "poisson", "rate_rps": 100},
+                             "sla": {"latency_ms": 100, "percentile": 99}}}
+
+    shared = Context.from_store(store)
+    for preset in ("grpc", "lynx-snic", "splitrpc-pnic"):
+        together = evaluate(data(preset), shared)
+        alone = evaluate(data(preset), Context.from_store(store))
+        assert together.sla_bounded_rps == alone.sla_bounded_rps, preset
+        assert together.latency_ms.p99 == alone.latency_ms.p99, preset
+
+
+def test_a_changed_partition_copy_remembers_nothing_of_its_source(ctx):
+    from engine.analytic.service_laws import batch_tables
+
+    part = design(ctx).gpu.partitions[0]
+    batch_tables(part, 4)
+    slower = part.model_copy(update={"mean_s": part.mean_s + 1.0, "tail_s": part.tail_s + 1.0})
+    assert batch_tables(slower, 4)[0][0] == pytest.approx(part.mean_s[0] + 1.0)
+    side = design(ctx).gpu
+    assert side.model_copy(update={"partitions": (slower,)}).__pydantic_private__["_answers"] == {}

@@ -15,7 +15,7 @@ import pytest
 
 from engine.io.urlstate import encode_many
 from engine.scenario import load_scenario
-from engine.seed_presets import build_preset
+from engine.reproduce.registry import build_preset
 from tests.browserkit import browser, need_chromium, settle, start_server, stop_server  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.browser

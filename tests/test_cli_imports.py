@@ -21,9 +21,33 @@ def _loaded_after(code: str) -> list[str]:
 
 
 def test_building_the_parser_imports_no_heavy_library():
-    loaded = _loaded_after("import engine.cli.main; engine.cli.main.build_parser()")
-    assert "argparse" in loaded  # the probe sees what the parser needs
-    assert [m for m in HEAVY if m in loaded] == []
+    for build in ("build_parser()", "parser_for(['--help'])", "parser_for(['evaluate', 'x.json'])"):
+        loaded = _loaded_after(f"import engine.cli.main; engine.cli.main.{build}")
+        assert "argparse" in loaded  # the probe sees what the parser needs
+        assert [m for m in HEAVY if m in loaded] == [], build
+
+
+def test_a_command_imports_only_its_own_module():
+    probe = "import engine.cli.main as m; m.parser_for(['evaluate', 'x.json']).parse_args(['evaluate', 'x.json'])"
+    code = f"import json, sys; {probe}; print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.cli.'))))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    loaded = set(json.loads(r.stdout))
+    assert "engine.cli.evaluate" in loaded
+    assert not loaded & {"engine.cli.search", "engine.cli.simulate", "engine.cli.report", "engine.cli.tenancy"}
+
+
+def test_the_listing_of_commands_matches_the_modules_that_define_them():
+    from engine.cli.main import COMMANDS, build_parser, parser_for
+
+    full = build_parser()._subparsers._group_actions[0]
+    assert [(a.dest, a.help) for a in full._choices_actions] == [(name, text) for name, (_, text) in COMMANDS.items()]
+    listing = parser_for(["--help"])._subparsers._group_actions[0]
+    assert list(listing.choices) == list(full.choices) == list(COMMANDS)
+    for name in COMMANDS:  # each command's own parser is the one its module defines
+        alone = build_parser(name)._subparsers._group_actions[0]
+        assert name in alone.choices and set(alone.choices) < set(COMMANDS)
+        assert alone.choices[name].format_help() == full.choices[name].format_help()
 
 
 def test_the_parsers_copies_of_engine_values_match_their_sources():

@@ -1,4 +1,4 @@
-"""engine.studies.compare and engine.seed_presets: deltas against the baseline, curves, errors, presets."""
+"""engine.studies.compare and the Compare presets (engine.reproduce): deltas against the baseline, curves, errors, presets."""
 
 import math
 
@@ -7,7 +7,9 @@ import pytest
 from engine.analytic import Context, evaluate
 from engine.studies.compare import RESULTS, CompareError, compare_study, describe
 from engine.scenario import load_scenario
-from engine.seed_presets import PresetError, build_preset, presets
+from engine.reproduce.preset import PresetError
+from engine.reproduce import gpu_primitives, paris_elsa, preba, splitrpc
+from engine.reproduce.registry import build_preset, presets
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +63,19 @@ def test_describe_says_what_differs(ctx):
     da, db = describe(a), describe(b)
     assert da["partitioning"] == "7 x 1g.10gb per GPU"
     assert {k for k in da if da[k] != db[k]} == {"design", "preprocessing"}
+
+
+def test_presets_show_the_very_scenarios_the_registry_evaluates(ctx):
+    """One source (issue 14): a preset's designs are the reproduction modules' scenarios, renamed for the page."""
+    def unnamed(designs):
+        return [{k: v for k, v in d.items() if k != "name"} for d in designs]
+
+    assert unnamed(build_preset("paris-elsa", ctx)) == unnamed(
+        [paris_elsa._scenario(ctx, p, s, "resnet50") for p, s in (("gpu-max", {"policy": "fifs"}),
+                                                                   ("paris", {"policy": "fifs"}),
+                                                                   ("paris", paris_elsa.ELSA))])
+    assert build_preset("preba", ctx)[preba.DPU] == preba.default_question_designs()[preba.DPU]  # preba-dpu-pcie's
+    grpc_vma = next(d for d in build_preset("splitrpc", ctx) if d["rpc"]["preset"] == "grpc-bypass")
+    assert unnamed([grpc_vma]) == unnamed([splitrpc._service("resnet50", "grpc-bypass", splitrpc.LOW_RPS, 8)])
+    mm = gpu_primitives._multi_model(ctx).best
+    assert build_preset("gpu-primitives", ctx)[1]["gpu"]["shares"] == [mm.gpu_pct_each] * mm.instances

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from engine.estimator.loo import LOO_TABLE, leave_one_out, series_errors
+from engine.estimator.loo import LOO_TABLE, series_errors
 from engine.estimator.calibrate import calibrate
 from engine.profiles.service import ProfileBook, ProfileError
 from tests.conftest import ROOT
@@ -126,7 +126,8 @@ def test_the_preba_models_preset_runs_on_prebas_own_models(store):
     """PREBA's MobileNetV3-small, SqueezeNet 1.1 and Swin-T, estimated: slicing pays more for the light models
     than for Swin-T (PREBA Sec 3: Batch_knee 16/4/2 on 1g.5gb, so the small slices suit the small models)."""
     from engine.analytic import Context, evaluate
-    from engine.seed_presets import PREBA_MODELS, build_preset
+    from engine.reproduce.preba import VISION as PREBA_MODELS
+    from engine.reproduce.registry import build_preset
 
     ctx = Context.from_store(store)
     designs = build_preset("preba-models", ctx)

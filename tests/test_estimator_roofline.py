@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from engine.catalog import Catalog
 from engine.estimator.hardware import HardwareError, partition_spec
 from engine.estimator.roofline import Efficiency, Harness, OpTable, batch_latency_s, smooth_max
 from engine.vocab import OpClass

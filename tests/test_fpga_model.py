@@ -4,7 +4,7 @@ import math
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.fpga import model as fm

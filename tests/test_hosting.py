@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.hosting import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, SettingsError, UploadLimits, hosting_settings
-from engine.io.importers import ImportFailed, import_upload
+from engine.io.importers import ImportFailed, import_file, import_upload
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.store import Store, StoreError
@@ -84,7 +84,6 @@ def shared(tmp_path):
 
 
 def test_overlays_keep_each_sessions_rows_to_itself(shared, tmp_path):
-    from engine.io.importers import import_file
 
     seed_file, seed_hash_before = shared.path, _file_hash(shared.path)
     before = shared.counts()
@@ -124,18 +123,45 @@ def test_saved_scenarios_are_the_one_shared_write(shared, tmp_path):
     assert Store.hosted(tmp_path / "k.duckdb").saved_scenarios.names() == ["team baseline"]
 
 
+def _databases(store) -> set[str]:
+    return set(store._frame("SELECT database_name FROM duckdb_databases()")["database_name"])
+
+
 def test_gone_overlays_free_their_database(shared):
     import gc
 
     a = shared.overlay()
     name = a.name
+    a.clear_user_rows("latency_points")  # a write: the overlay's database is attached now
+    assert a.attached and name in _databases(shared)
     del a
     gc.collect()
-    b = shared.overlay()  # the next overlay detaches the ones that have gone
-    databases = set(shared._frame("SELECT database_name FROM duckdb_databases()")["database_name"])
+    b = shared.overlay()
+    b.clear_user_rows("latency_points")  # the next attach detaches the ones that have gone
+    databases = _databases(shared)
     assert name not in databases and b.name in databases
     with pytest.raises(StoreError, match="already one session's view"):
         b.overlay()
+
+
+def test_an_overlay_that_only_reads_attaches_no_database(shared):
+    before = _databases(shared)
+    view = shared.overlay()
+    assert view.counts() == shared.counts() and view.user_counts() == shared.user_counts()
+    assert view.latency_points().equals(shared.latency_points()) and view.version() == shared.version()
+    assert not view.attached and _databases(shared) == before  # reads cost the shared connection nothing
+    import_file(view, _csv("mine"), name="mine.csv")  # the first write attaches its database
+    assert view.attached and view.name in _databases(shared)
+    assert view.user_counts()["latency_points"] == 1 and shared.user_counts()["latency_points"] == 0
+
+
+def test_an_overlay_of_a_base_with_rows_reads_its_own_views(tmp_path):
+    base = Store(tmp_path / "k.duckdb", user_dir=None)
+    import_file(base, _csv("in-base"), name="base.csv")  # the base has user rows: its user tables differ
+    view = base.overlay()
+    assert view.user_counts()["latency_points"] == 0 and base.user_counts()["latency_points"] == 1
+    assert "in-base" in view.distinct("latency_points", "model") and view.attached
+    base.close()
 
 
 # --------------------------------------------------------------------------- upload limits

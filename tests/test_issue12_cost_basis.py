@@ -7,7 +7,7 @@ from engine.analytic import Context, evaluate
 from engine.studies.compare import CompareError, compare_study
 from engine.cost import priced_rate
 from engine.scenario import load_scenario
-from engine.seed_presets import build_preset
+from engine.reproduce.registry import build_preset
 from engine.studies.cost import cost_study
 from engine.vocab import CostBasis
 

@@ -68,7 +68,7 @@ def test_a_result_from_one_design_links_to_that_design():
     at = open_page("papers.py")
     at.selectbox(key="pap_paper").set_value("preba").run()
     entry = next(e for e in entries("preba") if e.design is not None)
-    (link,) = at.get("page_link")
+    (link,) = _links(at, "design")
     assert link.proto.label.startswith(entry.id)
     token = parse_qs(link.proto.query_string)["s"][0]
     assert load_scenario(decode(token)) == load_scenario(entry.design)
@@ -78,7 +78,37 @@ def test_a_result_from_one_design_links_to_that_design():
     assert at.session_state["d_model"] == entry.design["model"] == "citrinet"
     at.switch_page(str(ROOT / "pages" / "papers.py")).run()
     at.selectbox(key="pap_paper").set_value("eif").run()
-    assert not at.get("page_link")  # no EIF result comes from one design
+    assert not _links(at, "design")  # no EIF result comes from one design
+
+
+def _links(at, page: str) -> list:
+    return [link for link in at.get("page_link") if page in link.proto.page]
+
+
+def test_a_papers_compare_preset_opens_on_compare_with_its_designs(store):
+    """The presets are the registry's own scenarios (issue 14): the link carries exactly the preset's designs."""
+    from urllib.parse import parse_qs
+
+    from engine.analytic import Context
+    from engine.io.urlstate import decode_many
+    from engine.reproduce.registry import build_preset, presets_of
+    from engine.scenario import load_scenario
+    from tests.conftest import ROOT
+
+    at = open_page("papers.py")
+    at.selectbox(key="pap_paper").set_value("gpu-primitives").run()
+    assert not at.exception, at.exception
+    (link,) = _links(at, "compare")
+    (preset,) = presets_of("gpu-primitives").values()
+    assert link.proto.label == preset.name
+    token = parse_qs(link.proto.query_string)["c"][0]
+    ctx = Context.from_store(store)
+    assert [load_scenario(d) for d in decode_many(token)] == [load_scenario(d, ctx.book)
+                                                             for d in build_preset("gpu-primitives", ctx)]
+    at.query_params["c"] = token
+    at.switch_page(str(ROOT / "pages" / "compare.py")).run()
+    assert not at.exception, at.exception
+    assert list(at.table[1].value.columns) == [d["name"] for d in build_preset("gpu-primitives", ctx)]
 
 
 def test_every_paper_shows_without_an_exception():

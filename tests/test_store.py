@@ -8,6 +8,7 @@ import pytest
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import ENV_DB, Store, build_database, resolve_db_path
+from engine.store.build import seed_hash as build_seed_hash
 
 
 def test_session_store_has_every_table(store):
@@ -179,3 +180,17 @@ def test_in_memory_user_rows_are_private(tmp_path):
     a, b = Store(path, user_dir=None), Store(path, user_dir=None)
     a.add_rows("latency_points", [_point()])
     assert a.user_counts()["latency_points"] == 1 and b.user_counts()["latency_points"] == 0
+
+
+def test_version_hashes_the_seed_again_only_when_a_seed_file_changes(tmp_path, seed_copy, monkeypatch):
+    import engine.store as store_module
+
+    store = Store(tmp_path / "k.duckdb", seed_dir=seed_copy)
+    first = store.version()
+    hashed = []
+    monkeypatch.setattr(store_module, "seed_hash", lambda d: hashed.append(d) or build_seed_hash(d))
+    assert store.version() == store.version() == first and hashed == []  # stats unchanged: nothing read
+    path = seed_copy / "gpus.csv"
+    path.write_text(path.read_text() + "\n")  # a changed file: read and hashed again, a new version
+    assert store.version() != first and hashed == [seed_copy]
+    store.close()

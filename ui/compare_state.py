@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine.studies.compare import compare_study, simulate_bounds
 from engine.scenario import load_scenario
-from engine.seed_presets import build_preset
+from engine.reproduce.registry import build_preset
 from ui.compute import engine_call
 from ui.design_state import context
 

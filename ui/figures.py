@@ -1,74 +1,35 @@
-"""Charts kept per input: `plot(build, *args, key=...)` draws `build(*args)` (an engine/charts function) with
-st.plotly_chart, building the plotly figure only when no session of this process has drawn it for the same inputs.
+"""Plotly figures built once per their inputs and shared by every session of the server process.
 
-A rerun redraws every chart of a page, and building a plotly figure (validating every trace) costs tens to
-hundreds of milliseconds where the numbers behind it took a cached lookup; a rerun that changed something else
-(another tab's input, a toggle of one chart) then paid for every figure again (issue 19).
-
-The key is a digest of the pickled inputs: equal bytes mean equal inputs, so a hit can only return the figure of the
-same inputs (a miss costs a rebuild, never a wrong chart); no store version is needed because the inputs are the data
-themselves. Figures are shared by every session and never copied: st.plotly_chart reads a figure (`to_dict()`, a
-deep copy) and never changes it, and nothing else may (figures built here are not returned to the page).
+A page reruns its whole script on every visit and every widget change, and building a Plotly figure (validating
+each property) was about a third of a hosted first page load. `cached_figure(builder, *args)` returns the figure
+`builder(*args)` built earlier for the same inputs (compared by their pickled bytes), else builds it now. The
+figures are kept in a bounded cache (FIGURES, least recently used out) and never changed after they are built:
+st.plotly_chart copies a figure (`to_dict`) before it serialises it, so sharing one between sessions is safe.
 """
 
 from __future__ import annotations
 
 import hashlib
 import pickle
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
-#: figures kept by the process: every chart of every page a few times over, a few MB in all
-FIGURES = 96
+#: figures kept for the whole process: a few per page for a few dozen recent designs (tens of kB each)
+FIGURES = 128
 
 
-class FigureCache:
-    """A thread-safe, bounded (least recently used first out) map of digest -> figure."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        with self._lock:
-            figure = self._items.get(key)
-            if figure is not None:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return figure
-            self.misses += 1
-        figure = build()  # outside the lock: two sessions asking the same new chart at once both build it
-        with self._lock:
-            self._items[key] = figure
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
-        return figure
-
-    def __len__(self) -> int:
-        return len(self._items)
+@st.cache_resource(max_entries=FIGURES, show_spinner=False)
+def _figure(builder: str, inputs: str, _build: Callable[[], Any]) -> Any:
+    return _build()
 
 
-@st.cache_resource(show_spinner=False)
-def figure_cache() -> FigureCache:
-    """The figures of this server process, shared by every session."""
-    return FigureCache(FIGURES)
-
-
-def digest(build: Callable, args: tuple, kwargs: dict) -> bytes:
-    """A key that equals another only for the same builder and equal pickled inputs."""
-    blob = pickle.dumps((build.__module__, build.__qualname__, args, sorted(kwargs.items())),
-                        protocol=pickle.HIGHEST_PROTOCOL)
-    return hashlib.blake2b(blob, digest_size=20).digest()
-
-
-def plot(build: Callable[..., Any], *args, key: str, chart_kwargs: dict | None = None, **kwargs) -> None:
-    """st.plotly_chart(build(*args, **kwargs), key=key, **chart_kwargs), the figure kept per its inputs."""
-    figure = figure_cache().get_or_build(digest(build, args, kwargs), lambda: build(*args, **kwargs))
-    st.plotly_chart(figure, key=key, **(chart_kwargs or {}))
+def cached_figure(builder: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`builder(*args, **kwargs)`, a figure, built once per its inputs (see the module's docstring). Do not change
+    the figure returned: other sessions are shown the same object."""
+    try:
+        blob = pickle.dumps((args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):  # inputs that cannot be compared: built every time
+        return builder(*args, **kwargs)
+    return _figure(f"{builder.__module__}.{builder.__qualname__}", hashlib.sha256(blob).hexdigest(),
+                   lambda: builder(*args, **kwargs))

@@ -75,6 +75,12 @@ def _book(_store: Store, version: tuple) -> ProfileBook:
     return ProfileBook.from_store(_store)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _counts(_store: Store, version: tuple) -> dict[str, int]:
+    """Rows per table of the store's data at `version` (the sidebar shows them on every rerun: 14 queries)."""
+    return _store.counts()
+
+
 def get_book() -> ProfileBook:
     """The service-time model over the store's current data (rebuilt after an import)."""
     store = get_store()
@@ -94,6 +100,6 @@ def sidebar_store_info(store: Store, place=None) -> None:
             st.caption(f"Built at start-up: {md(store.rebuilt_because)}.")
         if isinstance(store, SessionOverlay):
             st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
-        counts = store.counts()
+        counts = _counts(store, store.version())
         show_table({"table": list(counts), "rows": list(counts.values())}, key="sidebar_counts")
 

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from typing import Optional, Sequence
 
-from engine.cli.estimate import register as register_estimate
 from engine.errors import KneepointError, error_path
 from engine.io.userfiles import MAX_CLI_NUMBER, number_in, quoted, whole_number
 
@@ -134,11 +134,32 @@ def _profile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m engine", description="Kneepoint engine: hardware catalogue and profile store.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+#: every command, in the order `--help` lists them: its one-line help and the engine.cli module whose register()
+#: defines it ("main": this module). A command's module is imported only when that command runs; `--help` and an
+#: unknown command are answered from this table alone (tests/test_cli_imports.py checks it against the modules).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "layouts": ("main", "maximal MIG layouts of a GPU, or validate one layout"),
+    "profiles": ("main", "latency profiles in the store"),
+    "import": ("import_export", "import measurements into the store (all or nothing)"),
+    "export": ("import_export", "write tables to CSV or Parquet in the project's own schema"),
+    "profile": ("profile", "time preprocessing or a model on this machine (measured rows)"),
+    "scenario": ("evaluate", "the scenario contract"),
+    "evaluate": ("evaluate", "analytic capacity, latency, SLA-bounded throughput and cost"),
+    "simulate": ("simulate", "discrete-event simulation of a scenario (simpy)"),
+    "tenancy": ("tenancy", "GPU%% sharing: knee GPU%%, Multi-Model, Param-Share, oversubscription, reconfiguration"),
+    "partition": ("partition", "PARIS, MIG packing and partitioning policies"),
+    "report": ("report", "an HTML report (and CSV/Parquet, JSON, PNG, PDF) of one or more designs"),
+    "scenarios": ("scenarios", "named scenarios saved in the store"),
+    "search": ("search", "sweep a design space: best designs under the SLA and Pareto fronts"),
+    "size": ("deploy", "least GPUs (and layouts) and host cores for a rate at the SLA"),
+    "export-design": ("deploy", "mig-parted, Triton and Kubernetes files of a design"),
+    "reproduce": ("reproduce", "the seed papers' headline results beside the engine's"),
+}
 
-    lay = sub.add_parser("layouts", help="maximal MIG layouts of a GPU, or validate one layout")
+
+def _register_main(sub) -> None:
+    """layouts and profiles, defined here."""
+    lay = sub.add_parser("layouts", help=COMMANDS["layouts"][1])
     lay.add_argument("gpu", help="GPU SKU, e.g. A100-SXM4-40GB")
     lay.add_argument("--profiles", help="comma-separated profiles to restrict the enumeration to")
     lay.add_argument("--validate", nargs="+", metavar="PROFILE",
@@ -146,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--json", action="store_true", help="print JSON")
     lay.set_defaults(func=cmd_layouts)
 
-    prof = sub.add_parser("profiles", help="latency profiles in the store")
+    prof = sub.add_parser("profiles", help=COMMANDS["profiles"][1])
     psub = prof.add_subparsers(dest="action", required=True, parser_class=_Parser)
     pl = psub.add_parser("list", help="list latency points")
     pl.add_argument("--model")
@@ -164,39 +185,60 @@ def build_parser() -> argparse.ArgumentParser:
                     help="utilisation threshold in (0, 1] (utilization rule)")
     pk.add_argument("--percentile", type=whole_number(1, 99), default=95, help="tail percentile for Time_knee (1..99)")
     pk.set_defaults(func=cmd_profiles_knee)
-    register_estimate(psub)  # profiles estimate --model M | --onnx FILE --gpu G ...
+    from engine.cli.estimate import register as register_estimate
     from engine.cli.import_export import register_clear_user
 
+    register_estimate(psub)  # profiles estimate --model M | --onnx FILE --gpu G ...
     register_clear_user(psub)  # profiles clear-user [--table T] [--yes]
 
-    from engine.cli import evaluate as cli_eval, import_export as cli_io, profile as cli_profile, simulate as cli_sim
 
-    cli_io.register(sub)
-    cli_profile.register(sub)
-    cli_eval.register(sub)
-    cli_sim.register(sub)
-    from engine.cli import tenancy as cli_tenancy
+def _register(sub, module: str) -> None:
+    """Define the commands of one engine.cli module (imported now) on the subparsers `sub`."""
+    if module == "main":
+        _register_main(sub)
+    else:
+        importlib.import_module(f"engine.cli.{module}").register(sub)
 
-    cli_tenancy.register(sub)
-    from engine.cli import partition as cli_partition
 
-    cli_partition.register(sub)
-    from engine.cli import report as cli_report
+def _command_of(argv: Sequence[str]) -> Optional[str]:
+    """The command `argv` names (its first word that is one), or None: `--help`, nothing, or an unknown word."""
+    for word in argv:
+        if word in ("-h", "--help"):
+            return None  # the top level's help, before any command: the listing
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-"):
+            return None  # the first positional word is not a command: argparse says so, listing them all
+    return None
 
-    cli_report.register(sub)
-    from engine.cli import scenarios as cli_scenarios
 
-    cli_scenarios.register(sub)
-    from engine.cli import search as cli_search
-
-    cli_search.register(sub)
-    from engine.cli import deploy as cli_deploy
-
-    cli_deploy.register(sub)  # size, export-design
-    from engine.cli import reproduce as cli_reproduce
-
-    cli_reproduce.register(sub)
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command-line parser. With `command` (from _command_of), only that command's module is imported and
+    only its commands are defined in full, the others listed by name and help; without, every command in full."""
+    p = _Parser(prog="python -m engine", description="Kneepoint engine: hardware catalogue and profile store.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    if command is None:
+        for module in dict.fromkeys(module for module, _ in COMMANDS.values()):
+            _register(sub, module)
+        return p
+    if command in COMMANDS:
+        _register(sub, COMMANDS[command][0])
     return p
+
+
+def _listing_parser() -> argparse.ArgumentParser:
+    """The parser that `--help`, no command and an unknown command get: every command by name and help only."""
+    p = _Parser(prog="python -m engine", description="Kneepoint engine: hardware catalogue and profile store.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, (_, text) in COMMANDS.items():
+        sub.add_parser(name, help=text)
+    return p
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser `main(argv)` uses: the named command's module only, or the listing of every command."""
+    command = _command_of(argv)
+    return build_parser(command) if command is not None else _listing_parser()
 
 
 #: the environment variable that turns the last-resort handler off, so a bug shows its traceback
@@ -248,7 +290,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     and status 2; any other exception is a one-line internal error and status 2, or its traceback with
     KNEEPOINT_DEBUG=1; Ctrl-C is status 130 without a word."""
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        args = parser_for(argv).parse_args(argv)
         return _run(args)
     except KneepointError as e:
         print(f"error: {' '.join(str(e).splitlines())}", file=sys.stderr)

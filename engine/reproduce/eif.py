@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from engine.reproduce._common import remembered
 from engine.reproduce.entry import Entry
+from engine.reproduce.preset import Preset, SeedPreset
 from engine.fpga import model as m
 from engine.fpga.model import EIF_ACCELERATORS_PER_BOARD, EIF_THREADS_PER_ACCELERATOR, tenancy
 from engine.studies.tenancy_backends import tenancy_backends_study
@@ -72,4 +73,27 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("eif-speedup-cpu-max", "", "", not_modelled=_NO_FPGA_TIME),
     Entry("eif-speedup-gpu-min", "", "", not_modelled=_NO_FPGA_TIME),
     Entry("eif-speedup-gpu-max", "", "", not_modelled=_NO_FPGA_TIME),
+)
+
+
+def compare_designs(ctx) -> list[dict]:
+    """Sec V: one FPGA board with 8 accelerators, 1 to 6 hardware threads each (tenants = 8 x threads), beside a
+    GPU. The seed gives speed-ups, not times, so the dedicated time per request is the GPU's batch-1 time, named."""
+    ms = ctx.book.predict(MODEL, GPU, "full", 1).mean_s * 1e3
+    common = {"model": MODEL, "preprocessing": {"device": "none"}, "rpc": {"preset": "local"},
+              "batching": {"policy": "none"},
+              "workload": {"arrival": {"kind": "poisson", "rate_rps": 2000}, "sla": {"latency_ms": 15}}}
+    gpu = {**common, "name": "T4 GPU, batches up to 8", "gpu": {"sku": GPU},
+           "batching": {"policy": "fixed", "max_batch": 8}}
+    return [gpu] + [{**common, "name": f"FPGA {EIF_ACCELERATORS_PER_BOARD} acc x {t} threads "
+                                      f"({EIF_ACCELERATORS_PER_BOARD * t} tenants)",
+                     "fpga": {"threads_per_accelerator": t, "ms_per_request": round(ms, 4)}} for t in (1, 2, 4, 6)]
+
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("eif", SeedPreset(
+        name="EIF: FPGA hardware threads as tenants vs a GPU", seed="eif-fpga-inference-as-a-service",
+        question="How do tenants and throughput grow with hardware threads per accelerator, at what slowdown? "
+                 "(Dedicated FPGA time: the T4's batch-1 time, as the seed reports speed-ups only; cold start is on "
+                 "the Tenancy page.)"), compare_designs),
 )

@@ -101,6 +101,7 @@ class Store:
         # tagged with a token of this handle, so two handles' versions are equal only while both have none
         self._memory_writes = 0
         self._token = uuid.uuid4().hex[:12]
+        self._seed_memo: tuple[tuple, str] = ((), "")  # (the seed files' stats, their seed_hash): _seed_version
         #: the most user rows a table may hold after a write (add_many refuses more); a command may lift it
         self.max_user_rows = MAX_USER_ROWS
 
@@ -284,11 +285,26 @@ class Store:
     def _memory_version(self) -> tuple:
         return (("memory", self._token, self._memory_writes),) if self._memory_writes else ()
 
+    def _seed_version(self) -> str:
+        """seed_hash(self.seed_dir), read and hashed again only when a seed file's size or modification time has
+        changed: version() is asked several times in every page run, and hashing every seed table each time was
+        ~8 % of a hosted page load. (The database a store has open does not change with the seed files anyway:
+        they are read again when a store is opened, by prepare_database, which always hashes them.)"""
+        try:
+            stats = tuple((name, s.st_size, s.st_mtime_ns, s.st_ino)
+                          for name in sorted(TABLES) for s in [(self.seed_dir / f"{name}.csv").stat()])
+        except OSError:  # a seed file is missing: seed_hash says which
+            return seed_hash(self.seed_dir)
+        memo = self._seed_memo  # one tuple, replaced whole: another thread never sees stats without their hash
+        if memo[0] != stats:
+            memo = self._seed_memo = (stats, seed_hash(self.seed_dir))
+        return memo[1]
+
     def version(self) -> tuple:
         """Changes whenever the data the engine reads changes (seed rebuild or a user write)."""
         for table in USER_TABLES:
             self._reload_user(table)
-        return (str(self.path), seed_hash(self.seed_dir), tuple(sorted(self._loaded_mtime.items()))) \
+        return (str(self.path), self._seed_version(), tuple(sorted(self._loaded_mtime.items()))) \
             + self._memory_version()
 
     def user_rows(self, table: str) -> pd.DataFrame:

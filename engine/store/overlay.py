@@ -7,8 +7,10 @@ them on top of the shared store's tables. One user's upload is therefore visible
 user's overlay, cannot touch the seed file, and goes when the session's overlay is collected. Saved
 scenarios are the exception, and are shared on purpose: the overlay hands out the store's own shelf.
 
-All sessions share one DuckDB instance (one buffer pool for the seed, no threads per session); an
-overlay costs about 150 kB (measured) until rows are added to it.
+All sessions share one DuckDB instance (one buffer pool for the seed, no threads per session). An overlay's
+in-memory database is attached on its first write (about 150 kB, measured, until rows are added to it); until
+then its reads are the shared store's, which hold the same rows, so a session that only reads costs no
+catalogue change on the shared connection (most sessions).
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ class SessionOverlay(Store):
     """A Store whose reads see the base store's tables plus its own rows, and whose writes stay in memory.
 
     Every Store query and write method works unchanged: they run on this overlay's connection, where
-    `latency_points` means the overlay's view and `user_latency_points` its own table. user_rows() and
+    `latency_points` means the overlay's view and `user_latency_points` its own table (before the overlay's
+    database is attached, reads run on the base, whose tables then hold the same rows: see _reads_base). user_rows() and
     user_counts() are this overlay's rows only. version() equals the base's until a row is added or cleared
     here, and is then unique to this overlay, so caches keyed by version never hand one session's data to
     another while overlays without rows share everything the base has computed.
@@ -77,14 +80,36 @@ class SessionOverlay(Store):
         self._init_handle()
         self.saved_scenarios = base.saved_scenarios  # the one shared write
         self.name = f"overlay_{self._token}"
-        self._con = _attach(base, self.name)
-        self._close = weakref.finalize(self, _retire, self._con, base._retired, self.name)
+        self._attached: Optional[duckdb.DuckDBPyConnection] = None
+        self._close: Optional[weakref.finalize] = None
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """This overlay's connection. Its in-memory database is attached on the first use that needs it (a
+        write, or a read while the base has rows of its own), not when the overlay is made: attaching is a
+        dozen catalogue changes on the shared connection, and most sessions never import anything."""
+        with self._lock:
+            if self._attached is None:
+                self._attached = _attach(self.base, self.name)
+                self._close = weakref.finalize(self, _retire, self._attached, self.base._retired, self.name)
+            return self._attached
+
+    @property
+    def attached(self) -> bool:
+        """Whether this overlay's in-memory database exists yet (see _con)."""
+        return self._attached is not None
+
+    def _reads_base(self) -> bool:
+        """True while this overlay's views would return exactly the base's rows: nothing attached yet (so no
+        rows of its own) and a base whose only user rows are in memory and were never written."""
+        return self._attached is None and self.base.user_dir is None and not self.base._memory_writes
 
     def overlay(self) -> "Store":
         raise StoreError("an overlay is already one session's view; make overlays of the shared store")
 
     def close(self) -> None:
-        self._close()
+        if self._close is not None:
+            self._close()
 
     def _reload_user(self, table: str, force: bool = False) -> None:
         # an overlay has no files; the rows under it may: the base picks up other processes' writes
@@ -96,6 +121,8 @@ class SessionOverlay(Store):
         # one connection, pointed at this overlay (a fresh cursor would start in the base's database), so
         # the queries of one session run one at a time; different sessions still run side by side
         with self._lock:
+            if self._reads_base():  # the same rows, read without attaching a database for this session
+                return self.base._frame(sql, params)
             return self._con.execute(sql, params or []).df()
 
     def version(self) -> tuple:
