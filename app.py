@@ -37,5 +37,10 @@ try:
 except (SeedError, StoreError, OSError) as e:  # bad seed row, unreadable file: say so, no trace
     st.error(f"The profile database could not be opened: {md(e)}")
     st.stop()
-sidebar_store_info(store)
-page.run()
+# the database's details go in the sidebar after the page has drawn its own elements: a first visit's browser then
+# draws the page before it loads the table component the counts need (benchmarks/page_render_trace.py)
+details = st.sidebar.container()
+try:
+    page.run()
+finally:  # also when the page stops early (st.stop) or fails
+    sidebar_store_info(store, details)

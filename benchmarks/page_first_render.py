@@ -12,8 +12,9 @@ once before the first server, so no figure pays for building it (benchmarks/stor
 Goal (issue 18): <= 5 s cold and <= 2 s warm, every page. The table also says whether Streamlit's
 "Page not found" dialog showed up on the deep link.
 
-    .venv/bin/python benchmarks/page_first_render.py [--pages ,cost-model] [--plain] [--warm-runs 3]
-    (--pages: url paths, an empty one for the default page)
+    .venv/bin/python benchmarks/page_first_render.py [--pages ,cost-model] [--plain] [--warm-runs 3] [--root DIR]
+    (--pages: url paths, an empty one for the default page; --root: serve another checkout of the app, e.g. a
+    worktree of main, to compare side by side in the same conditions)
 """
 
 from __future__ import annotations
@@ -67,6 +68,12 @@ def _preba_token() -> str:
     from engine.reproduce.registry import build_preset
 
     return encode_many([load_scenario(d) for d in build_preset("preba", None)])
+
+
+def use_root(root: Path) -> None:
+    """Serve the app of checkout `root` (its own engine and pages, run from there)."""
+    global ROOT
+    ROOT = root.resolve()
 
 
 def free_port() -> int:
@@ -154,7 +161,9 @@ def main() -> None:
     ap.add_argument("--pages", help="comma-separated url paths (default: every page of app.py)")
     ap.add_argument("--warm-runs", type=int, default=3, help="warm visits per page (the median is shown)")
     ap.add_argument("--plain", action="store_true", help="start a plain `streamlit run app.py` instead of ui.serve")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app is served (default: this one)")
     args = ap.parse_args()
+    use_root(args.root)
     pages = args.pages.split(",") if args.pages else app_pages()
 
     from playwright.sync_api import sync_playwright

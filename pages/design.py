@@ -283,10 +283,13 @@ st.caption(f"Policy {ev.batching.policy}; Time_queue {ev.batching.time_queue_ms:
            f"partition from the {ev.batching.knee_rule} knee unless set.")
 show_table([part.model_dump() for part in ev.partitions], key="d_parts",
              column_order=list(AnalyticPartition.LABELS))
-with st.expander("Notes and the scenario JSON"):
+with st.expander("Notes"):
     for note in ev.notes:
         st.markdown(f"- {md(note)}")
-    st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")
+# drawn only once opened: a code block makes a first visit's browser load Streamlit's 1.6 MB syntax highlighter
+with st.expander("Scenario JSON", key="d_json", on_change="rerun") as as_json:
+    if as_json.open:
+        st.code(json.dumps(json.loads(scenario.to_json()), indent=1), language="json")
 
 
 deployment_download(scenario.to_json(), key="d_dl_deploy", name=scenario.name)

@@ -8,17 +8,16 @@ from engine.charts.profiles import latency_throughput_vs_batch, partition_compar
 from engine.errors import KneepointError
 from engine.io.exporters import export_bytes, frame_csv_bytes
 from engine.io.importers import IMPORT_FORMATS, ImportFailed, import_upload
-from engine.studies.profiles import series_knees
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store import USER_TABLES, StoreError
-from ui.profiles_state import calibration_view, loo_view, onnx_view, partition_view
+from ui.figures import cached_figure
+from ui.profiles_state import browse_points, calibration_view, loo_view, onnx_view, partition_view
 from ui.session import get_book, get_store, hosting
 from ui.text import md
 from engine.vocab import Provenance
 from ui.tables import show as show_table
 from ui.gate import guard_page
-from ui.figures import cached_figure
 
 guard_page()  # before anything else: the page may run without app.py (ui/gate.py)
 
@@ -32,35 +31,38 @@ store = get_store()
 st.title("Latency profiles")
 st.caption("Measured, published and derived latency-vs-batch points, their knees, and what each MIG slice "
            "of a GPU looks like.")
-browse, slices, estimator, io = st.tabs(["Browse points", "Partitions of a GPU", "Estimator",
-                                         "Import and export"])
+# Only the open tab runs (a rerun used to redraw all four: the partitions chart and five tables nobody was looking
+# at); its widgets keep their values while another tab is open (persist_state="page").
+TABS = {"Browse points": "browse", "Partitions of a GPU": "slices", "Estimator": "estimator",
+        "Import and export": "io"}
+tabs = dict(zip(TABS.values(), st.tabs(list(TABS), key="prof_view", on_change="rerun")))
+KEEP = "page"
 
-with browse:
+
+def browse_tab():
     models = store.distinct("latency_points", "model")
     skus = store.distinct("latency_points", "sku")
     default_model = [m for m in ("resnet50",) if m in models] or models[:1]
     c1, c2, c3, c4 = st.columns(4)
-    sel_models = c1.multiselect("Model", models, default=default_model, key="prof_model")
-    sel_skus = c2.multiselect("GPU", skus, key="prof_gpu", placeholder="all GPUs")
+    sel_models = c1.multiselect("Model", models, default=default_model, key="prof_model", persist_state=KEEP)
+    sel_skus = c2.multiselect("GPU", skus, key="prof_gpu", persist_state=KEEP, placeholder="all GPUs")
     sel_parts = c3.multiselect("Partition", store.distinct("latency_points", "partition"), key="prof_partition",
+                               persist_state=KEEP,
                                placeholder="all partitions")
-    sel_kinds = c4.multiselect("Provenance", [k.value for k in Provenance], key="prof_kind", placeholder="any")
+    sel_kinds = c4.multiselect("Provenance", [k.value for k in Provenance], key="prof_kind", persist_state=KEEP,
+                               placeholder="any")
     c5, c6, c7 = st.columns(3)
-    show_tails = c5.toggle("Show published tail percentiles", value=True, key="prof_tails")
-    log_latency = c6.toggle("Log latency axis", value=False, key="prof_loglat")
-    show_knees = c7.toggle("Mark knees (p95)", value=True, key="prof_knees")
+    show_tails = c5.toggle("Show published tail percentiles", value=True, key="prof_tails", persist_state=KEEP)
+    log_latency = c6.toggle("Log latency axis", value=False, key="prof_loglat", persist_state=KEEP)
+    show_knees = c7.toggle("Mark knees (p95)", value=True, key="prof_knees", persist_state=KEEP)
 
-    points = store.latency_points(model=sel_models or None, sku=sel_skus or None, partition=sel_parts or None,
-                                  kind=sel_kinds or None)
+    points, all_knees, n_series = browse_points(sel_models, sel_skus, sel_parts, sel_kinds)
     if points.empty:
         st.warning("No latency points match these filters. Clear a filter to see more.")
     else:
-        knees = series_knees(points) if show_knees else None
-        st.plotly_chart(cached_figure(latency_throughput_vs_batch,
-                                      points, tails=show_tails, log_latency=log_latency, knees=knees),
-                        key="prof_chart")
-        n_series = points.groupby(["model", "sku", "partition", "precision", "framework", "input_len"],
-                                  dropna=False).ngroups
+        knees = all_knees if show_knees else None
+        st.plotly_chart(cached_figure(latency_throughput_vs_batch, points, tails=show_tails, log_latency=log_latency,
+                                      knees=knees), key="prof_chart")
         st.caption(f"{len(points)} points in {n_series} series. Solid lines: mean latency; dotted: published tail "
                    "percentiles. Marker shape gives provenance. Stars: Batch_knee and Time_knee (p95) by the "
                    "utilization rule (first batch reaching 80% of saturated throughput, PARIS) and by the curve "
@@ -77,26 +79,28 @@ with browse:
         st.download_button("Export these points as CSV", frame_csv_bytes(points), "latency_points.csv",
                            "text/csv", key="prof_export")
 
-with slices:
+
+def slices_tab():
     book = get_book()
     gpus = [g.sku for g in book.catalog.gpus]
     models_all = sorted(book.model_names)
     c1, c2, c3, c4 = st.columns(4)
     s_model = c1.selectbox("Model", models_all, index=models_all.index("resnet50") if "resnet50" in models_all else 0,
-                           key="slice_model")
+                           key="slice_model", persist_state=KEEP)
     s_gpu = c2.selectbox("GPU", gpus, index=gpus.index("A100-SXM4-80GB") if "A100-SXM4-80GB" in gpus else 0,
-                         key="slice_gpu")
-    s_parts = c3.multiselect("Partitions", book.partitions(s_gpu), key="slice_parts", placeholder="all partitions")
-    s_pct = c4.selectbox("Tail percentile", [50, 90, 95, 99], index=2, key="slice_pct")
+                         key="slice_gpu", persist_state=KEEP)
+    s_parts = c3.multiselect("Partitions", book.partitions(s_gpu), key="slice_parts", persist_state=KEEP,
+                             placeholder="all partitions")
+    s_pct = c4.selectbox("Tail percentile", [50, 90, 95, 99], index=2, key="slice_pct", persist_state=KEEP)
     cross = st.toggle("Allow cross-GPU derivation (scale another GPU's curve by SM count)", value=False,
-                      key="slice_cross")
+                      key="slice_cross", persist_state=KEEP)
     view = partition_view(s_model, s_gpu, s_parts, percentile=s_pct, cross_gpu=cross)
     if view.summary.empty:
         st.error("No partition of this GPU can be answered for this model: "
                  + "; ".join(f"{p}: {why}" for p, why in list(view.unavailable.items())[:1]))
     else:
-        st.plotly_chart(cached_figure(partition_comparison,
-                                      view.curves, view.summary, view.percentile), key="slice_chart")
+        st.plotly_chart(cached_figure(partition_comparison, view.curves, view.summary, view.percentile),
+                        key="slice_chart")
         st.caption("Partitions without their own points are derived from a reference partition with the slice law "
                    "t(b; s) = t0 + (b/s + h)/T (s = SM ratio), only up to the batch equivalent to the reference's "
                    "largest measured batch and within the memory limit. Where the GPU has no points of this model "
@@ -114,7 +118,8 @@ with slices:
         for part, why in view.unavailable.items():
             st.info(f"{md(part)}: {md(why)}")
 
-with estimator:
+
+def estimator_tab():
     st.caption("Where no GPU has points of a model, or a GPU has none of it, latency is estimated per operator: "
                "time = max(FLOPs / (peak x efficiency), bytes / (bandwidth x efficiency), kernel floor), summed "
                "over the model's graph, plus the serving harness's time. The efficiencies are fitted on every "
@@ -132,7 +137,7 @@ with estimator:
         show_table(loo.by_model, key="est_loo_model")
     st.subheader("Calibration")
     if st.toggle("Show the fitted efficiencies (fits on the store's curves the first time: seconds)",
-                 key="est_show_fit"):
+                 key="est_show_fit", persist_state=KEEP):
         fit = calibration_view()
         st.caption(f"Fitted on {fit.curves} (model, GPU) curves; in-sample median error {fit.in_sample_median:.1%}. "
                    "Hopper has no curve yet, so H100 and H200 use Ampere's fit.")
@@ -143,8 +148,9 @@ with estimator:
                "read from the graph, per sample, and estimated on every GPU and slice in the catalogue. Fix the "
                "sequence length when exporting; the batch dimension may be symbolic.")
     c1, c2 = st.columns(2)
-    onnx_name = c1.text_input("ONNX model name", "my-model", key="est_onnx_name", max_chars=40)
-    onnx_precision = c2.selectbox("Precision", ["fp16", "int8", "bf16", "tf32", "fp32"], key="est_onnx_precision")
+    onnx_name = c1.text_input("ONNX model name", "my-model", key="est_onnx_name", persist_state=KEEP, max_chars=40)
+    onnx_precision = c2.selectbox("Precision", ["fp16", "int8", "bf16", "tf32", "fp32"], key="est_onnx_precision",
+                                  persist_state=KEEP)
     onnx_file = st.file_uploader("ONNX file", type=["onnx"], key="est_onnx_file", max_upload_size=limits.max_mb)
     if onnx_file is not None:
         data = onnx_file.getvalue()
@@ -161,7 +167,8 @@ with estimator:
                 "max_throughput": st.column_config.NumberColumn("max throughput (items/s)", format="%.0f"),
                 "expected_rel_error": st.column_config.NumberColumn("expected error", format="percent")})
 
-with io:
+
+def io_tab():
     st.subheader("Import measurements")
     settings = hosting()
     limits = settings.limits
@@ -169,27 +176,28 @@ with io:
             "when it ends." if settings.hosted else "Imported rows sit beside the seed tables and survive a rebuild.")
     st.caption("An import is all or nothing: a bad row rejects the whole file, with its line and field, and "
                f"nothing is written. {kept} Files up to {limits.max_mb} MB and {limits.max_rows:,} rows.")
-    fmt = st.radio("File format", list(IMPORT_FORMATS), horizontal=True, key="imp_format",
+    fmt = st.radio("File format", list(IMPORT_FORMATS), horizontal=True, key="imp_format", persist_state=KEEP,
                    format_func=IMPORT_FORMATS.get)
     upload = st.file_uploader("File", type=["csv", "parquet"], key="imp_file", max_upload_size=limits.max_mb)
     given = {}
     if fmt in ("perf-analyzer", "model-analyzer"):
         c1, c2, c3, c4 = st.columns(4)
         catalog = store.catalog()
-        given["gpu"] = c1.selectbox("GPU", catalog.skus, key="imp_gpu")
-        given["partition"] = c2.selectbox("Partition", get_book().partitions(given["gpu"]), key="imp_partition")
+        given["gpu"] = c1.selectbox("GPU", catalog.skus, key="imp_gpu", persist_state=KEEP)
+        given["partition"] = c2.selectbox("Partition", get_book().partitions(given["gpu"]), key="imp_partition",
+                                          persist_state=KEEP)
         given["precision"] = c3.selectbox("Precision", ["fp16", "fp32", "tf32", "amp", "int8", "bf16"],
-                                          key="imp_precision")
-        given["framework"] = c4.text_input("Framework", "triton", key="imp_framework")
+                                          key="imp_precision", persist_state=KEEP)
+        given["framework"] = c4.text_input("Framework", "triton", key="imp_framework", persist_state=KEEP)
         c5, c6 = st.columns(2)
-        model = c5.text_input("Model name", "", key="imp_model", placeholder="e.g. resnet50")
+        model = c5.text_input("Model name", "", key="imp_model", persist_state=KEEP, placeholder="e.g. resnet50")
         if fmt == "perf-analyzer":
-            given["batch"] = c6.number_input("Client batch size", 1, 4096, 1, key="imp_batch")
+            given["batch"] = c6.number_input("Client batch size", 1, 4096, 1, key="imp_batch", persist_state=KEEP)
             given["model"] = model
         elif model:
             given["model"] = model
     else:
-        given["table"] = st.selectbox("Table", USER_TABLES, key="imp_table")
+        given["table"] = st.selectbox("Table", USER_TABLES, key="imp_table", persist_state=KEEP)
     if st.button("Import", key="imp_go", disabled=upload is None, type="primary"):
         if fmt == "perf-analyzer" and not given.get("model"):
             st.error("Model name: give the model these measurements are of (e.g. resnet50).")
@@ -207,10 +215,17 @@ with io:
 
     st.subheader("Export")
     c1, c2, c3 = st.columns(3)
-    ex_table = c1.selectbox("Table", list(TABLES), key="exp_table")
-    ex_fmt = c2.selectbox("Format", ["csv", "parquet"], key="exp_format")
-    ex_user = c3.toggle("Only my imported rows", value=False, key="exp_user",
+    ex_table = c1.selectbox("Table", list(TABLES), key="exp_table", persist_state=KEEP)
+    ex_fmt = c2.selectbox("Format", ["csv", "parquet"], key="exp_format", persist_state=KEEP)
+    ex_user = c3.toggle("Only my imported rows", value=False, key="exp_user", persist_state=KEEP,
                         disabled=ex_table not in USER_TABLES)
     data = export_bytes(store, ex_table, ex_fmt, user_only=ex_user and ex_table in USER_TABLES)
     st.download_button(f"Download {ex_table}.{ex_fmt}", data, f"{ex_table}.{ex_fmt}",
                        "text/csv" if ex_fmt == "csv" else "application/octet-stream", key="exp_download")
+
+
+for tab, draw in ((tabs["browse"], browse_tab), (tabs["slices"], slices_tab), (tabs["estimator"], estimator_tab),
+                  (tabs["io"], io_tab)):
+    if tab.open:
+        with tab:
+            draw()

@@ -12,7 +12,7 @@ import streamlit as st
 from engine.errors import KneepointError
 from engine.report import (ReportError, StaticUnavailable, build_report, find_chromium, html_to_pdf, png_files,
                            read_scenarios, render_html, report_tables, scenarios_json, table_files, zip_bytes)
-from engine.report.figures import FIGURE_TITLES, PAPERS_FIGURE_TITLE, design_figures, papers_figure
+from engine.report.figures import FIGURE_TITLES, PAPERS_FIGURE_TITLE, design_figure, papers_figure
 from engine.report.readback import REPORT_MAX_BYTES, check_report_size
 from engine.report.tables import hardware, papers_frame
 from engine.scenario import ScenarioError, load_scenario
@@ -142,9 +142,9 @@ def report_tab() -> None:
     show_table(tables["designs"], key="rep_designs")
     for i, design in enumerate(report.designs):
         with st.expander(f"{i + 1}. {md(design.scenario.name)}: {md(hardware(design.scenario))}", expanded=i == 0):
-            for kind, fig in design_figures(design).items():
-                st.caption(FIGURE_TITLES[kind])
-                st.plotly_chart(fig, key=f"rep_fig_{i}_{kind}")
+            for kind, title in FIGURE_TITLES.items():
+                st.caption(title)
+                st.plotly_chart(cached_figure(design_figure, design, kind), key=f"rep_fig_{i}_{kind}")
             name = design.scenario.name
             st.caption("Cost")
             show_table(tables["cost"][tables["cost"]["scenario"] == name], key=f"rep_cost_{i}")

@@ -19,6 +19,8 @@ from tests.pagetest import open_page
 PAGES = {"design.py": (), "compare.py": ("cmp_load",), "search.py": ("srch_run",), "partitioning.py": (),
          "preprocessing.py": (), "rpc.py": (), "tenancy.py": (), "cost.py": (), "profiles.py": (), "report.py": (),
          "papers.py": ()}
+#: page -> (the key of its st.tabs, each tab's label): a page that runs only its open tab is read tab by tab
+TABS = {"profiles.py": ("prof_view", ["Browse points", "Partitions of a GPU", "Estimator", "Import and export"])}
 TOO_MANY_DECIMALS = re.compile(r"\d\.\d{4,}")
 
 
@@ -36,13 +38,20 @@ def test_tables_read_as_words_and_digits(page):
     for key in PAGES[page]:
         at.button(key=key).click().run()
         assert not at.exception, at.exception
-    frames = list(at.main.dataframe)
-    for table in at.main.table:  # st.table: its headers are the frame's columns and index, its cells text
+    frames, shown_tables = list(at.main.dataframe), list(at.main.table)
+    key, labels = TABS.get(page, (None, []))
+    for label in labels[1:]:
+        at.session_state[key] = label
+        at.run()
+        assert not at.exception, at.exception
+        frames += list(at.main.dataframe)
+        shown_tables += list(at.main.table)
+    for table in shown_tables:  # st.table: its headers are the frame's columns and index, its cells text
         shown = table.value
         heads = [str(h) for h in [*shown.columns, *shown.index]]
         assert not [h for h in heads if tables.is_snake(h)], f"{page}: snake_case headers in {heads}"
         assert not {"None", "nan"} & {str(v) for v in shown.to_numpy().ravel()}, f"{page}: 'None' in {heads}"
-    assert frames or len(at.main.table), f"{page} shows no table"
+    assert frames or shown_tables, f"{page} shows no table"
     for df in frames:
         heads, cells = _shown(df)
         snake = [h for h in heads if tables.is_snake(h)]

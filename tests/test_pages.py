@@ -17,6 +17,14 @@ def app():
     return at
 
 
+def _open_tab(at, label: str):
+    """Open one tab of the Profiles page (only the open tab runs)."""
+    at.session_state["prof_view"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def _points_table(at):
     """The Points table of the Browse tab (the one with a source column per point)."""
     for df in at.main.dataframe:
@@ -28,7 +36,7 @@ def _points_table(at):
 def test_app_shows_store_in_sidebar():
     app = AppTest.from_file(APP, default_timeout=120)
     app.run()
-    text = " ".join(c.value for c in app.sidebar.code)
+    text = " ".join(c.value for c in app.sidebar.caption)
     assert "duckdb" in text
     counts = app.sidebar.dataframe[0].value
     assert set(counts["table"]) >= {"gpus", "latency_points", "mig_profiles"}
@@ -38,9 +46,20 @@ def test_app_shows_store_in_sidebar():
 def test_profiles_page_defaults(app):
     assert app.title[0].value == "Latency profiles"
     assert app.multiselect(key="prof_model").value == ["resnet50"]
-    assert len(app.get("plotly_chart")) == 2  # browse chart and partitions chart
+    assert len(app.get("plotly_chart")) == 1  # the browse chart: only the open tab runs
     table = _points_table(app)
     assert len(table) > 0 and set(table["model"]) == {"resnet50"} and table["source"].str.len().min() > 3
+    assert not [d for d in app.main.dataframe if "knee_util_batch" in d.value.columns]  # the partitions tab's table
+    _open_tab(app, "Partitions of a GPU")
+    assert len(app.get("plotly_chart")) == 1 and app.get("plotly_chart")[0].proto.spec.count('"type":"scatter"') > 8
+
+
+def test_a_tab_keeps_its_inputs_while_another_is_open(app):
+    app.multiselect(key="prof_model").set_value(["bert-large"]).run()
+    _open_tab(app, "Estimator")
+    _open_tab(app, "Browse points")
+    assert app.multiselect(key="prof_model").value == ["bert-large"]
+    assert set(_points_table(app)["model"]) == {"bert-large"}
 
 
 def test_profiles_filters_rerun(app):
@@ -76,6 +95,7 @@ def test_knees_are_marked(app):
 
 
 def test_partition_view(app):
+    _open_tab(app, "Partitions of a GPU")
     table = [d.value for d in app.main.dataframe if "knee_util_batch" in d.value.columns][0]
     assert "full" in set(table["partition"]) and "derived" in set(table["provenance"])
     derived = table[table["provenance"] == "derived"]
@@ -93,6 +113,7 @@ def test_partition_view(app):
 
 def test_estimator_tab(app):
     """The leave-one-out tables show at once; the fitted efficiencies on request, one row per GPU family."""
+    _open_tab(app, "Estimator")
     loo = [d.value for d in app.main.dataframe if "sat_median" in d.value.columns]
     assert loo and loo[0]["series"].iloc[0] >= 60
     assert not [d for d in app.main.dataframe if "conv efficiency" in d.value.columns]
@@ -112,6 +133,7 @@ PERF_CSV = (
 
 
 def test_import_panel_perf_analyzer(app):
+    _open_tab(app, "Import and export")
     app.radio(key="imp_format").set_value("perf-analyzer").run()
     app.text_input(key="imp_model").set_value("pagetest-model").run()
     # AppTest cannot upload files; drive the same engine call the button makes and check the page reflects it
@@ -122,6 +144,7 @@ def test_import_panel_perf_analyzer(app):
                            {"model": "pagetest-model", "gpu": "A100-SXM4-80GB", "partition": "1g.10gb",
                             "precision": "fp16", "framework": "triton", "batch": 1})
     assert result.counts() == {"load_points": 2, "latency_points": 1}
+    _open_tab(app, "Browse points")
     app.multiselect(key="prof_model").set_value(["pagetest-model"]).run()
     assert not app.exception
     table = _points_table(app)
@@ -129,6 +152,7 @@ def test_import_panel_perf_analyzer(app):
 
 
 def test_export_button_has_data(app):
+    _open_tab(app, "Import and export")
     app.selectbox(key="exp_table").set_value("gpus").run()
     assert not app.exception
     buttons = app.get("download_button")

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from engine.studies.estimator import calibration_report, estimate_everywhere, loo_report
-from engine.studies.profiles import compare_partitions
+from engine.studies.profiles import compare_partitions, series_knees
 from ui.compute import engine_call
-from ui.session import get_book
+from ui.session import get_book, get_store
+
+SERIES = ["model", "sku", "partition", "precision", "framework", "input_len"]
+
+
+@engine_call(entries=32)
+def browse_points(models: list[str], skus: list[str], partitions: list[str], kinds: list[str]):
+    """The latency points matching the Browse tab's filters (an empty filter: any), the knees of each of their
+    series (engine.studies.profiles.series_knees) and the number of series."""
+    points = get_store().latency_points(model=list(models) or None, sku=list(skus) or None,
+                                        partition=list(partitions) or None, kind=list(kinds) or None)
+    if points.empty:
+        return points, None, 0
+    return points, series_knees(points), points.groupby(SERIES, dropna=False).ngroups
 
 
 @engine_call(entries=64)

@@ -87,11 +87,15 @@ def get_book() -> ProfileBook:
     return _book(store, store.version())
 
 
-def sidebar_store_info(store: Store) -> None:
-    """Show which database is in use and how many rows each table holds."""
-    with st.sidebar:
+def sidebar_store_info(store: Store, place=None) -> None:
+    """Show which database is in use and how many rows each table holds, in `place` (default: the sidebar).
+
+    The path is inline code in a caption, not st.code: st.code makes a first visit's browser fetch and run Streamlit's
+    1.6 MB syntax highlighter, and app.py fills this in after the page (a table before the page's own elements makes
+    the browser load the table component before it draws them)."""
+    with place or st.sidebar:
         st.caption("Profile database")
-        st.code(str(store.path), language=None)
+        st.caption(f"`{store.path}`")
         if store.rebuilt_because:
             st.caption(f"Built at start-up: {md(store.rebuilt_because)}.")
         if isinstance(store, SessionOverlay):

@@ -7,6 +7,8 @@ sees is the column_config label.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from typing import Any, Optional
 
 import pandas as pd
@@ -44,16 +46,38 @@ def widths(headers: list[str], cells: list[list[str]], fit: int = FIT_PX) -> lis
 def _config(df: pd.DataFrame, overrides: Optional[dict]) -> dict:
     heads = [tables.header(str(col)) for col in df.columns]
     sample = df.head(500)  # widths from the first rows: formatting every cell of a long list costs seconds
-    texts = [[tables.formatter(sample[col])(v) for v in sample[col]] for col in df.columns]
+    texts = [list(map(tables.formatter(sample[col]), sample[col])) for col in df.columns]  # one formatter a column
     config = {col: st.column_config.Column(head, width=w, help=head)
               for col, head, w in zip(df.columns, heads, widths(heads, texts))}
     config.update(overrides or {})
     return config
 
 
+#: tables whose drawn element the process keeps (a few of every page's, a few MB in all)
+DRAWN_TABLES = 128
+
+
 def show(data: Any, key: str, *, column_order: Optional[list] = None, column_config: Optional[dict] = None,
          **kwargs) -> None:
-    """st.dataframe of `data` (a DataFrame, list of dicts or dict of lists) with readable headers and cells."""
+    """st.dataframe of `data` (a DataFrame, list of dicts or dict of lists) with readable headers and cells.
+
+    Formatting a table (pandas' Styler, the per-cell text Streamlit sends beside the data) costs tens of milliseconds
+    a table, on every rerun; the drawn element is kept per its inputs (a digest of the pickled arguments: equal
+    bytes, equal table) and replayed by st.cache_data on a rerun that did not change it."""
+    digest = hashlib.blake2b(pickle.dumps((data, key, column_order, column_config, sorted(kwargs.items())),
+                                          protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+    _draw(digest, data, key, column_order, column_config, kwargs)
+
+
+@st.cache_data(max_entries=DRAWN_TABLES, show_spinner=False)
+def _draw(digest: str, _data: Any, key: str, _column_order: Optional[list], _column_config: Optional[dict],
+          _kwargs: dict) -> None:
+    """Draw one table (st.cache_data keeps the element and replays it for the same `digest`)."""
+    _dataframe(_data, key, column_order=_column_order, column_config=_column_config, **_kwargs)
+
+
+def _dataframe(data: Any, key: str, *, column_order: Optional[list] = None, column_config: Optional[dict] = None,
+               **kwargs) -> None:
     df = frame(data)
     if column_order is not None:
         df = df[[c for c in column_order if c in df.columns]]

@@ -17,15 +17,22 @@ PAPERS_FIGURE_ID = "seed-papers"  # the Seed papers section's chart, when the re
 PAPERS_FIGURE_TITLE = "Seed papers: Kneepoint / paper per result"
 
 
+def design_figure(d: DesignResult, kind: str) -> go.Figure:
+    """One figure of one design, by kind (a key of FIGURE_TITLES)."""
+    ev, c = d.evaluation, d.curve
+    if kind == "latency_vs_load":
+        return latency_vs_load(list(c.rates_rps), list(c.mean_ms), list(c.tail_ms), c.percentile,
+                               ev.sla.latency_ms, ev.rate_rps)
+    if kind == "breakdown":
+        return breakdown_bar(ev.breakdown_ms, title=d.scenario.name)
+    if kind == "utilization":
+        return utilization_bar(ev.utilization)
+    raise ValueError(f"no design figure {kind!r}; kinds: {', '.join(FIGURE_TITLES)}")
+
+
 def design_figures(d: DesignResult) -> dict[str, go.Figure]:
     """The latency-vs-load curve, latency breakdown and utilisation of one design, by kind."""
-    ev, c = d.evaluation, d.curve
-    return {
-        "latency_vs_load": latency_vs_load(list(c.rates_rps), list(c.mean_ms), list(c.tail_ms), c.percentile,
-                                           ev.sla.latency_ms, ev.rate_rps),
-        "breakdown": breakdown_bar(ev.breakdown_ms, title=d.scenario.name),
-        "utilization": utilization_bar(ev.utilization),
-    }
+    return {kind: design_figure(d, kind) for kind in FIGURE_TITLES}
 
 
 def papers_figure(section: PapersSection) -> go.Figure:
