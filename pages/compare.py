@@ -14,6 +14,7 @@ from ui.compute import kept_result
 from ui.compare_state import compare_cached, preset_designs, simulate_cached
 from ui.design_state import context
 from ui.scenarios import clear_pins, current_scenario, pin, pins, sample, show_sample, unpin
+from ui.tables import markdown_table
 from ui.text import md
 from ui.viewlink import drop_link, read_link, write_link
 from ui.gate import guard_page
@@ -100,7 +101,7 @@ except KneepointError as e:
 
 st.subheader("Inputs")
 inputs = pd.DataFrame(cmp.inputs).set_index("design").T
-st.table(inputs)
+st.table(markdown_table(inputs))
 
 
 def _cell(value, delta, base: bool) -> str:
@@ -135,7 +136,7 @@ for i, name in enumerate(cmp.names):
         base_sim = sim[cmp.baseline].bounded_rps
         rows[name][SIM_ROW] = _cell(sim[i].bounded_rps, (sim[i].bounded_rps - base_sim) / base_sim if base_sim else None,
                                     i == cmp.baseline)
-st.table(pd.DataFrame(rows))
+st.table(markdown_table(pd.DataFrame(rows)))
 st.caption(f"Percentages are changes against the baseline, '{md(cmp.names[cmp.baseline])}'. Tail latency is at "
            f"each design's SLA percentile and offered load; every design's cost is priced at {md(cmp.cost_basis)}"
            + "".join(f"; {md(name)}: no queries per USD ({md(outcome.no_cost_value)})"

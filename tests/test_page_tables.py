@@ -8,12 +8,15 @@ import json
 import math
 import re
 
+import pandas as pd
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from engine import tables
 from engine.results import CostSummary
 from tests.pagetest import open_page
+from ui.tables import markdown_table
+from ui.text import md
 
 #: page -> buttons pressed (by key) before its tables are read: what it takes for the page to show them
 PAGES = {"design.py": (), "compare.py": ("cmp_load",), "search.py": ("srch_run",), "partitioning.py": (),
@@ -95,3 +98,16 @@ def test_digits_follow_the_data():
     assert tables.cell(math.inf, 2) == "unbounded"
     assert tables.cell(12345.678, 0) == "12,346"
     assert tables.cell(True, 0) == "yes"
+
+
+
+def test_a_markdown_table_escapes_every_name_and_text_cell():
+    """st.table renders headers, index and text cells as Markdown: a design named like an image link must show as
+    typed (the browser test test_a_crafted_name_fetches_nothing_and_reads_as_typed found Compare fetching it)."""
+    name = "![x](http://example.invalid/a.png) <img src=x>"
+    df = pd.DataFrame({name: ["**bold**", 1.5]}, index=["[link](http://example.invalid)", 2])
+    out = markdown_table(df)
+    assert list(out.columns) == [md(name)] and "\\[x\\]" in out.columns[0] and "\\<img" in out.columns[0]
+    assert list(out.index) == [md("[link](http://example.invalid)"), 2]
+    assert out.iloc[0, 0] == md("**bold**") == "\\*\\*bold\\*\\*" and out.iloc[1, 0] == 1.5
+    assert list(df.columns) == [name] and df.iloc[0, 0] == "**bold**"  # the input is left unchanged

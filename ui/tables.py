@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import tables
+from ui.text import md
 
 #: beyond this many cells a table is shown with column formats instead of per-cell text (pandas' Styler
 #: renders every cell, which costs seconds on the Search page's list of every design)
@@ -110,4 +111,13 @@ def text_table(data: Any) -> pd.DataFrame:
     df = frame(data)
     out = pd.DataFrame({tables.header(str(col)): df[col].map(tables.formatter(df[col])) for col in df.columns})
     out.index = [tables.header(str(i)) if isinstance(i, str) else i for i in df.index]
+    return out
+
+
+def markdown_table(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` ready for st.table, which renders its headers, index and text cells as Markdown: each of them escaped
+    (ui.text.md), so a design's name or a user's model name shows as typed and an image link in it fetches nothing."""
+    out = df.map(lambda v: md(v) if isinstance(v, str) else v)
+    out.columns = [md(col) for col in df.columns]
+    out.index = [md(i) if isinstance(i, str) else i for i in df.index]
     return out
