@@ -28,3 +28,11 @@ def metrics(at) -> dict:
 def query_token(at, key: str = "s") -> str:
     value = at.query_params[key]
     return value[0] if isinstance(value, list) else value
+
+
+def open_profiles_tab(at: AppTest, label: str) -> AppTest:
+    """Open one tab of the Profiles page and rerun (only the open tab runs, pages/profiles.py)."""
+    at.session_state["prof_view"] = label
+    at.run()
+    assert not at.exception, at.exception
+    return at

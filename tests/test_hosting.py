@@ -22,6 +22,7 @@ from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.store import Store, StoreError
 from tests.conftest import ROOT, SEED
+from tests.pagetest import open_profiles_tab
 
 APP = str(ROOT / "app.py")
 PROFILES = str(ROOT / "pages" / "profiles.py")
@@ -209,16 +210,8 @@ def _profiles_session() -> AppTest:
     return at
 
 
-def _tab(at: AppTest, label: str) -> AppTest:
-    """Open one tab of the Profiles page (only the open tab runs)."""
-    at.session_state["prof_view"] = label
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _upload(at: AppTest, name: str, data: bytes) -> None:
-    _tab(at, "Import and export")
+    open_profiles_tab(at, "Import and export")
     at.radio(key="imp_format").set_value("csv").run()
     at.selectbox(key="imp_table").set_value("latency_points").run()
     at.file_uploader(key="imp_file").set_value((name, data, "text/csv")).run()
@@ -241,8 +234,8 @@ def test_two_sessions_with_different_uploads_do_not_see_each_others_data(hosted_
     assert [s.value for s in b.success] == ["Added 1 latency_points from b.csv."]
     seen = {}
     for name, at in (("a", a), ("b", b)):  # the browse tab, and the partitions tab's book
-        browse = set(_tab(at, "Browse points").multiselect(key="prof_model").options)
-        seen[name] = (browse, set(_tab(at, "Partitions of a GPU").selectbox(key="slice_model").options))
+        browse = set(open_profiles_tab(at, "Browse points").multiselect(key="prof_model").options)
+        seen[name] = (browse, set(open_profiles_tab(at, "Partitions of a GPU").selectbox(key="slice_model").options))
     for mine, other in (("a", "b"), ("b", "a")):
         for models in seen[mine]:
             assert f"session-{mine}" in models and f"session-{other}" not in models
@@ -259,13 +252,13 @@ def test_two_sessions_with_different_uploads_do_not_see_each_others_data(hosted_
 
 def test_an_upload_over_the_limit_gets_a_message_in_the_app(hosted_env, monkeypatch):
     monkeypatch.setenv("KNEEPOINT_MAX_UPLOAD_ROWS", "3")
-    at = _tab(_profiles_session(), "Import and export")
+    at = open_profiles_tab(_profiles_session(), "Import and export")
     assert "3 rows" in " ".join(c.value for c in at.caption)
     _upload(at, "four.csv", _csv("session-four", rows=4))
     assert [e.value for e in at.error] == [
         "Nothing was imported. four.csv: the file has 4 rows, over the upload limit of 3 rows (split it, or ask "
         "whoever runs this app to raise KNEEPOINT_MAX_UPLOAD_ROWS)"]
-    assert "session-four" not in _tab(at, "Browse points").multiselect(key="prof_model").options
+    assert "session-four" not in open_profiles_tab(at, "Browse points").multiselect(key="prof_model").options
 
 
 # --------------------------------------------------------------------------- password gate

@@ -15,6 +15,7 @@ from engine.seed.records import LatencyPointRow
 from engine.store import Store
 from tests.test_hosting import APP, PROFILES, _csv
 from tests.test_importers import PA, PERF
+from tests.pagetest import open_profiles_tab
 
 
 @pytest.fixture
@@ -71,6 +72,7 @@ def test_the_profiles_page_shows_the_warning(monkeypatch):
     monkeypatch.delenv("KNEEPOINT_PASSWORD", raising=False)
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.switch_page(PROFILES).run()
+    open_profiles_tab(at, "Import and export")
     at.radio(key="imp_format").set_value("csv").run()
     at.selectbox(key="imp_table").set_value("latency_points").run()
     at.file_uploader(key="imp_file").set_value(("typo.csv", _csv("resnet5O"), "text/csv")).run()

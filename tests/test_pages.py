@@ -4,6 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
+from tests.pagetest import open_profiles_tab
 
 APP = str(ROOT / "app.py")
 
@@ -13,14 +14,6 @@ def app():
     """The Profiles page."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page(str(ROOT / "pages" / "profiles.py")).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _open_tab(at, label: str):
-    """Open one tab of the Profiles page (only the open tab runs)."""
-    at.session_state["prof_view"] = label
-    at.run()
     assert not at.exception, at.exception
     return at
 
@@ -50,14 +43,14 @@ def test_profiles_page_defaults(app):
     table = _points_table(app)
     assert len(table) > 0 and set(table["model"]) == {"resnet50"} and table["source"].str.len().min() > 3
     assert not [d for d in app.main.dataframe if "knee_util_batch" in d.value.columns]  # the partitions tab's table
-    _open_tab(app, "Partitions of a GPU")
+    open_profiles_tab(app, "Partitions of a GPU")
     assert len(app.get("plotly_chart")) == 1 and app.get("plotly_chart")[0].proto.spec.count('"type":"scatter"') > 8
 
 
 def test_a_tab_keeps_its_inputs_while_another_is_open(app):
     app.multiselect(key="prof_model").set_value(["bert-large"]).run()
-    _open_tab(app, "Estimator")
-    _open_tab(app, "Browse points")
+    open_profiles_tab(app, "Estimator")
+    open_profiles_tab(app, "Browse points")
     assert app.multiselect(key="prof_model").value == ["bert-large"]
     assert set(_points_table(app)["model"]) == {"bert-large"}
 
@@ -95,7 +88,7 @@ def test_knees_are_marked(app):
 
 
 def test_partition_view(app):
-    _open_tab(app, "Partitions of a GPU")
+    open_profiles_tab(app, "Partitions of a GPU")
     table = [d.value for d in app.main.dataframe if "knee_util_batch" in d.value.columns][0]
     assert "full" in set(table["partition"]) and "derived" in set(table["provenance"])
     derived = table[table["provenance"] == "derived"]
@@ -113,7 +106,7 @@ def test_partition_view(app):
 
 def test_estimator_tab(app):
     """The leave-one-out tables show at once; the fitted efficiencies on request, one row per GPU family."""
-    _open_tab(app, "Estimator")
+    open_profiles_tab(app, "Estimator")
     loo = [d.value for d in app.main.dataframe if "sat_median" in d.value.columns]
     assert loo and loo[0]["series"].iloc[0] >= 60
     assert not [d for d in app.main.dataframe if "conv efficiency" in d.value.columns]
@@ -133,7 +126,7 @@ PERF_CSV = (
 
 
 def test_import_panel_perf_analyzer(app):
-    _open_tab(app, "Import and export")
+    open_profiles_tab(app, "Import and export")
     app.radio(key="imp_format").set_value("perf-analyzer").run()
     app.text_input(key="imp_model").set_value("pagetest-model").run()
     # AppTest cannot upload files; drive the same engine call the button makes and check the page reflects it
@@ -144,7 +137,7 @@ def test_import_panel_perf_analyzer(app):
                            {"model": "pagetest-model", "gpu": "A100-SXM4-80GB", "partition": "1g.10gb",
                             "precision": "fp16", "framework": "triton", "batch": 1})
     assert result.counts() == {"load_points": 2, "latency_points": 1}
-    _open_tab(app, "Browse points")
+    open_profiles_tab(app, "Browse points")
     app.multiselect(key="prof_model").set_value(["pagetest-model"]).run()
     assert not app.exception
     table = _points_table(app)
@@ -152,7 +145,7 @@ def test_import_panel_perf_analyzer(app):
 
 
 def test_export_button_has_data(app):
-    _open_tab(app, "Import and export")
+    open_profiles_tab(app, "Import and export")
     app.selectbox(key="exp_table").set_value("gpus").run()
     assert not app.exception
     buttons = app.get("download_button")
