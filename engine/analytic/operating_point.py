@@ -11,9 +11,11 @@ from pydantic import BaseModel, ConfigDict
 from engine.analytic.design import Design
 from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
-from engine.analytic.rate_scan import prefetch_gpu_points
+from engine.analytic.rate_scan import prefetch_gpu_points, scans_as_array
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
-from engine.profiles.tails import lognormal_quantile, percentile_key
+from engine.analytic.preba import partition_backlog_table
+from engine.policy_rules import rule_for
+from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
 PERCENTILES = (0.50, 0.95, 0.99)
@@ -189,6 +191,8 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
     previous such step did not close the bracket, by a bisection step, so a latency that jumps (a regime change)
     costs at most twice what bisection does.
     """
+    if sla_latency_lower_bound(design) * (1 - BOUND_MARGIN) > design.sla_s:
+        return 0.0  # no rate can meet the SLA: the scan below would find none passing (what it returns then)
     cap, _, _ = capacity(design)
     grid = scan_rates(design, cap, points)
     sla = design.sla_s
@@ -256,7 +260,12 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     cheaper a rate than one by one."""
     excess: dict[int, float] = {}
     top = len(grid) - 1
-    one_by_one = 0 if no_load_floor(design) > design.sla_s else SCAN_ONE_BY_ONE
+    if no_load_floor(design) > design.sla_s:
+        one_by_one = 0
+    elif scans_as_array(design.gpu, design.scheduler):
+        one_by_one = SCAN_ONE_BY_ONE
+    else:  # the side's state comes one rate at a time whichever way: stop at the first passing rate from the top
+        one_by_one = len(grid)
     for k in range(top, max(top - one_by_one, -1), -1):
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
@@ -283,6 +292,45 @@ def no_load_floor(design: Design) -> float:
     mean += min((part.service(1) for part in design.gpu.partitions), default=0.0) + design.gpu.time_queue_s
     excess = [lognormal_quantile(s.service_s, s.scv, p) - s.service_s for s in design.host_stages if s.service_s > 0]
     return _quantile(mean, excess)
+
+
+BOUND_MARGIN = 1e-9  # relative: the bound's sums run in another order, the mixture quantile's root is found to 1e-10
+
+
+def sla_latency_lower_bound(design: Design) -> float:
+    """A proven lower bound (s) on sla_latency(design, rate) at every rate: where it exceeds the SLA no rate meets
+    it, and sla_bounded_rate returns 0 without scanning (the answer its scan gives then, at a few ms a design).
+
+    sla_latency is mean + sign(s) sqrt(|s|), s = sum e_i |e_i| over the components' excesses e_i (_quantile), which
+    is at least mean + sqrt(sum_P e_i^2) - sum_N |e_i| for the components P' of those with e_i >= 0 and N those with
+    e_i < 0 (sqrt(a - b) >= sqrt(a) - sqrt(b) for a >= b >= 0). Pair each excess with its own mean: a wait (mean
+    W >= 0, quantile Q >= 0: the host G/G/c waits, the batching wait, the accelerator's queue) gives W, or Q when
+    its excess is negative, so at least 0; a host service gives its mean, or its quantile when lognormal_quantile
+    puts that below the mean, and its positive excess stays in P' (neither depends on the rate); the accelerator's
+    request service gives its mean, a share-weighted mean of the partitions' batch times mean_s, or, when its
+    excess is negative, the quantile of a mixture of log-normals whose p-quantiles are each at least
+    min(tail, mean) exp(-sigma^2 / 2) of a batch size (engine.profiles.tails.lognormal_sigmas_for_ratios: the tail
+    itself, or the default jitter's quantile when the tail is below the mean, or above the mean when the ratio is
+    too large for the small root), so at least that over every partition's tables. Host fixed times add as they
+    are. 0 (no bound) at a percentile of 0.5 or below, and for PREBA's backlog chain on one instance (its batches
+    cost less than the tables say: engine.analytic.preba)."""
+    p = design.sla_percentile
+    gpu = design.gpu
+    rule = rule_for(gpu.policy)
+    if p <= 0.5 or (len(gpu.partitions) == 1 and gpu.time_queue_s > 0 and rule.length_buckets
+                    and partition_backlog_table(gpu.partitions[0]) is not None):
+        return 0.0
+    total, positive = 0.0, 0.0
+    for s in design.host_stages:
+        total += s.fixed_s
+        if s.service_s > 0:
+            e = lognormal_quantile(s.service_s, s.scv, p) - s.service_s
+            total += s.service_s + min(e, 0.0)
+            positive += max(e, 0.0) ** 2
+    jitter = math.exp(-DEFAULT_SIGMA ** 2 / 2)
+    total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in gpu.partitions),
+                 default=0.0) * min(jitter, 1.0)
+    return total + math.sqrt(positive)
 
 
 def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
