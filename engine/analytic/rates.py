@@ -217,7 +217,7 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     n = len(parts)
     tq = gpu.time_queue_s
     # identical partitions behave alike: work per distinct partition, weighted by how many there are
-    reps, counts = _groups(parts)
+    reps, counts, kinds = _kinds(gpu)
     big = [float(part.max_batch) for part in reps]
     # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
     # each partition only its share
@@ -249,7 +249,6 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     else:
         share_t = cnt / n
     util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
-    kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
     return _BatchMix(saturated=saturated, reps=reps, counts=counts, bt=bt, svc_t=svc_t, share_t=share_t,
                      batch=[float(bt[kind]) for kind in kinds], utils=tuple(float(util_t[kind]) for kind in kinds),
                      share=np.array([share_t[kind] / cnt[kind] for kind in kinds]),
@@ -273,14 +272,20 @@ def _all_busy_regime(gpu: GpuSide, scheduler: SchedulerPolicy, mix: _BatchMix, l
     """Every instance busy: a request waits for the next to free up, t/(c+1) on average and up to p t (t the
     mean batch time, c instances), plus the queue that builds as the load approaches what full batches carry
     (G/G/c on full batches with c_a^2 = 1/b, which grows without bound at capacity; _queue)."""
-    parts = gpu.partitions
-    n = len(parts)
-    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
-    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
-    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full,
-                              full / np.array([part.max_batch for part in parts]), mix.share, p)
+    n = len(gpu.partitions)
+    b_full, full_rates = gpu.remember(("full batches",), lambda: _full_batches(gpu.partitions))
+    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full, full_rates,
+                              mix.share, p)
     return _BusyRegime(full_mean_s=w_full, full_q_s=w_full_q, mean_s=mix.svc_mean / (n + 1) + w_full,
                        q_s=p * mix.svc_mean + w_full_q)
+
+
+def _full_batches(parts) -> tuple[float, np.ndarray]:
+    """(the mean full batch, items, over the partitions' full-batch rates; each partition's full batches per s):
+    what _all_busy_regime reads of a side at every rate."""
+    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
+    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
+    return b_full, full / np.array([part.max_batch for part in parts])
 
 
 @dataclass(frozen=True)
@@ -425,13 +430,26 @@ def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple
     """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 when the scheduler
     deals arrivals evenly, as round-robin does)."""
     if not scheduler_rule_for(scheduler).pooled:
-        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n
-        waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2 / n, cs2, p) for s, r in zip(share, rates)]
+        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n; partitions alike wait alike
+        alike: dict = {}
+        waits = [alike[(s, r)] if (s, r) in alike else alike.setdefault((s, r), gg_c_wait(lam_jobs * s, 1 / r, 1,
+                                                                                           ca2 / n, cs2, p))
+                 for s, r in zip(share, rates)]
         return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)
     servers = n
     mean_s = n / float(np.sum(rates))  # pooled service time with the partitions' total capacity
     wq, wqq, _ = gg_c_wait(lam_jobs, mean_s, servers, ca2, cs2, p)
     return wq, wqq
+
+
+def _kinds(gpu: GpuSide) -> tuple[list, list[int], list[int]]:
+    """_groups of the side's partitions and each partition's index among the distinct ones (remembered)."""
+    def make():
+        reps, counts = _groups(gpu.partitions)
+        return reps, counts, [next(kind for kind, rep in enumerate(reps) if rep.name == part.name)
+                              for part in gpu.partitions]
+
+    return gpu.remember(("kinds",), make)
 
 
 def _groups(parts) -> tuple[list, list[int]]:
