@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Optional
 
 import numpy as np
@@ -34,8 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
                                       timeout_batch_wait, wait_quantile)
-from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, request_service_quantile,
-                                         request_weighted_service)
+from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, normal_quantile,
+                                         request_service_quantile, request_weighted_service)
 from engine.analytic.preba import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
@@ -227,8 +226,12 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     def batches(level: float) -> list[float]:  # batch size of each partition type at fill level `level`
         return [max(low, 1 + level * (top - 1)) for low, top in zip(b_lo, big)]
 
-    def items_capacity(level: float) -> float:
-        return sum(count * x / part.service(x) for count, x, part in zip(counts, batches(level), reps))
+    def items_capacity(level: float) -> float:  # sum(count x / t(x)) over the partition types, as a plain loop
+        total = 0
+        for count, low, top, part in zip(counts, b_lo, big, reps):
+            x = max(low, 1 + level * (top - 1))
+            total += count * x / part.service(x)
+        return total
 
     saturated = items_capacity(0.0) <= lam_items
     fill = 0.0
@@ -403,7 +406,7 @@ def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarr
     """(mean wait, p-quantile of the wait, batch-size law) of one work-conserving instance (bulk_service_queue);
     the wait's tail exponential, as for the other queues (wait_quantile)."""
     cap = max(1, int(part.max_batch))
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     means, tails = batch_tables(part, cap)
     q = bulk_service_queue(lam_items, means, lognormal_sigmas_for_ratios(tails / means, z))
     return q.wait_mean_s, wait_quantile(q.wait_mean_s, q.p_wait, p), q.batch_pmf
@@ -413,7 +416,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
     """timer_batch_queue for one instance with Time_queue `tq` at `lam_items` items/s, its batch times log-normal
     with the partition's mean and p-quantile tables (as _bulk_wait)."""
     cap = max(1, int(part.max_batch))
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     means, tails = batch_tables(part, cap)
     return timer_batch_queue(lam_items, tq, means, lognormal_sigmas_for_ratios(tails / means, z))
 
@@ -421,7 +424,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
 def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float:
     """Log-sd of the batch service time from the partitions' tail-to-mean ratios at their batches (the
     simulator draws a batch's time log-normal; a variable-length model's tail holds its lengths' spread)."""
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     ratio = float(np.dot(share_t, [pt.tail(x) / pt.service(x) for pt, x in zip(reps, bt)]))
     return lognormal_sigma_for_ratio(ratio, z)
 
