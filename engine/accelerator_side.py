@@ -62,17 +62,15 @@ class Partition(BaseModel):
 
     def service(self, b: float) -> float:
         """Mean service time (s) of a batch of b items, linear between integer batches."""
-        memo = self.__pydantic_private__["_derived"]
-        means = memo.get("means")
-        if means is None:  # a float64 table as Python floats: the same arithmetic, without numpy's per-item cost
-            table = np.asarray(self.mean_s)
-            means = memo["means"] = table.tolist() if table.dtype == np.float64 else table
+        means = self.mean_s
         top = len(means)
         b = min(max(b, 1.0), top)
         whole = int(math.floor(b))
         if whole >= top:
             return float(means[-1])
         fraction = b - whole
+        if getattr(means, "dtype", None) == np.float64:  # the same arithmetic on Python floats: item() skips numpy's scalar objects
+            return float(means.item(whole - 1) * (1 - fraction) + means.item(whole) * fraction)
         return float(means[whole - 1] * (1 - fraction) + means[whole] * fraction)
 
     def tail(self, b: float) -> float:
