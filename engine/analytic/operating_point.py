@@ -14,7 +14,7 @@ from engine.analytic.host_point import StagePoint, host_stage_point
 from engine.analytic.rate_scan import prefetch_gpu_points, scans_as_array
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
 from engine.analytic.preba import partition_backlog_table
-from engine.policy_rules import rule_for
+from engine.policy_rules import WaitModel, rule_for
 from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
@@ -312,7 +312,8 @@ def sla_latency_lower_bound(design: Design) -> float:
     min(tail, mean) exp(-sigma^2 / 2) of a batch size (engine.profiles.tails.lognormal_sigmas_for_ratios: the tail
     itself, or the default jitter's quantile when the tail is below the mean, or above the mean when the ratio is
     too large for the small root), so at least that over every partition's tables. Host fixed times add as they
-    are. 0 (no bound) at a percentile of 0.5 or below, and for PREBA's backlog chain on one instance (its batches
+    are. One instance under a timer (the timer chain) also has its batching wait's quantile, p x Time_queue at
+    every rate, in quadrature (see the code). 0 (no bound) at a percentile of 0.5 or below, and for PREBA's backlog chain on one instance (its batches
     cost less than the tables say: engine.analytic.preba)."""
     p = design.sla_percentile
     gpu = design.gpu
@@ -330,6 +331,12 @@ def sla_latency_lower_bound(design: Design) -> float:
     jitter = math.exp(-DEFAULT_SIGMA ** 2 / 2)
     total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in gpu.partitions),
                  default=0.0) * min(jitter, 1.0)
+    if (len(gpu.partitions) == 1 and gpu.time_queue_s > 0 and rule.batches
+            and rule.wait_model == WaitModel.TIMER_CHAIN):
+        # one instance under a timer (rates._timer_chain_wait): the batching wait's quantile is p x Time_queue at
+        # every rate, its mean W >= 0; W + sqrt((c - W)^2 + R) grows with W up to c (and is c + sqrt(R) beyond), so
+        # it is at least sqrt(c^2 + R): c joins the positive excesses with no mean
+        positive += (p * gpu.time_queue_s) ** 2
     return total + math.sqrt(positive)
 
 
