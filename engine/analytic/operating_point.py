@@ -13,9 +13,8 @@ from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
 from engine.analytic.rate_scan import prefetch_gpu_points, scans_as_array
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
-from engine.analytic.preba import partition_backlog_table
-from engine.policy_rules import WaitModel, rule_for
-from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile, percentile_key
+from engine.analytic.sla_bound import BOUND_MARGIN, sla_latency_lower_bound, sla_latency_lower_bounds
+from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
 PERCENTILES = (0.50, 0.95, 0.99)
@@ -201,6 +200,8 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
         return 0.0
     if i + 1 >= len(grid):
         return float(_bisect_up(design, grid[i], cap, rtol))
+    if i + 1 not in excess:  # failed on its lower bound alone (_last_passing): the refinement starts from its value
+        excess[i + 1] = sla_latency(design, float(grid[i + 1])) - sla
     lo, hi, e_lo, e_hi = float(grid[i]), float(grid[i + 1]), excess[i], excess[i + 1]
     side, passed, closed_last = 0, [(lo, e_lo)], False  # passed: the latest passing (rate, excess), true values
     while hi - lo > rtol * hi:
@@ -266,18 +267,23 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
         one_by_one = SCAN_ONE_BY_ONE
     else:  # the side's state comes one rate at a time whichever way: stop at the first passing rate from the top
         one_by_one = len(grid)
+    # rates whose lower bound (engine.analytic.sla_bound) misses the SLA fail without being worked out
+    hopeless = sla_latency_lower_bounds(design, grid) * (1 - BOUND_MARGIN) > design.sla_s
     for k in range(top, max(top - one_by_one, -1), -1):
+        if hopeless[k]:
+            continue
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
-    rest = grid[:max(top - one_by_one, -1) + 1]
+    rest = np.flatnonzero(~hopeless[:max(top - one_by_one, -1) + 1])
     if not len(rest):
         return None, excess
-    prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
-    below = _scan_latencies(design, rest) - design.sla_s
-    excess.update(enumerate(below.tolist()))
+    rates = grid[rest]
+    prefetch_gpu_points(design.gpu, design.scheduler, rates, design.q_mean, design.q_pmf, design.sla_percentile)
+    below = _scan_latencies(design, rates) - design.sla_s
+    excess.update(zip(rest.tolist(), below.tolist()))
     passing = np.flatnonzero(below <= 0)
-    return (int(passing[-1]) if len(passing) else None), excess
+    return (int(rest[passing[-1]]) if len(passing) else None), excess
 
 
 def no_load_floor(design: Design) -> float:
@@ -292,52 +298,6 @@ def no_load_floor(design: Design) -> float:
     mean += min((part.service(1) for part in design.gpu.partitions), default=0.0) + design.gpu.time_queue_s
     excess = [lognormal_quantile(s.service_s, s.scv, p) - s.service_s for s in design.host_stages if s.service_s > 0]
     return _quantile(mean, excess)
-
-
-BOUND_MARGIN = 1e-9  # relative: the bound's sums run in another order, the mixture quantile's root is found to 1e-10
-
-
-def sla_latency_lower_bound(design: Design) -> float:
-    """A proven lower bound (s) on sla_latency(design, rate) at every rate: where it exceeds the SLA no rate meets
-    it, and sla_bounded_rate returns 0 without scanning (the answer its scan gives then, at a few ms a design).
-
-    sla_latency is mean + sign(s) sqrt(|s|), s = sum e_i |e_i| over the components' excesses e_i (_quantile), which
-    is at least mean + sqrt(sum_P e_i^2) - sum_N |e_i| for the components P' of those with e_i >= 0 and N those with
-    e_i < 0 (sqrt(a - b) >= sqrt(a) - sqrt(b) for a >= b >= 0). Pair each excess with its own mean: a wait (mean
-    W >= 0, quantile Q >= 0: the host G/G/c waits, the batching wait, the accelerator's queue) gives W, or Q when
-    its excess is negative, so at least 0; a host service gives its mean, or its quantile when lognormal_quantile
-    puts that below the mean, and its positive excess stays in P' (neither depends on the rate); the accelerator's
-    request service gives its mean, a share-weighted mean of the partitions' batch times mean_s, or, when its
-    excess is negative, the quantile of a mixture of log-normals whose p-quantiles are each at least
-    min(tail, mean) exp(-sigma^2 / 2) of a batch size (engine.profiles.tails.lognormal_sigmas_for_ratios: the tail
-    itself, or the default jitter's quantile when the tail is below the mean, or above the mean when the ratio is
-    too large for the small root), so at least that over every partition's tables. Host fixed times add as they
-    are. One instance under a timer (the timer chain) also has its batching wait's quantile, p x Time_queue at
-    every rate, in quadrature (see the code). 0 (no bound) at a percentile of 0.5 or below, and for PREBA's backlog chain on one instance (its batches
-    cost less than the tables say: engine.analytic.preba)."""
-    p = design.sla_percentile
-    gpu = design.gpu
-    rule = rule_for(gpu.policy)
-    if p <= 0.5 or (len(gpu.partitions) == 1 and gpu.time_queue_s > 0 and rule.length_buckets
-                    and partition_backlog_table(gpu.partitions[0]) is not None):
-        return 0.0
-    total, positive = 0.0, 0.0
-    for s in design.host_stages:
-        total += s.fixed_s
-        if s.service_s > 0:
-            e = lognormal_quantile(s.service_s, s.scv, p) - s.service_s
-            total += s.service_s + min(e, 0.0)
-            positive += max(e, 0.0) ** 2
-    jitter = math.exp(-DEFAULT_SIGMA ** 2 / 2)
-    total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in gpu.partitions),
-                 default=0.0) * min(jitter, 1.0)
-    if (len(gpu.partitions) == 1 and gpu.time_queue_s > 0 and rule.batches
-            and rule.wait_model == WaitModel.TIMER_CHAIN):
-        # one instance under a timer (rates._timer_chain_wait): the batching wait's quantile is p x Time_queue at
-        # every rate, its mean W >= 0; W + sqrt((c - W)^2 + R) grows with W up to c (and is c + sqrt(R) beyond), so
-        # it is at least sqrt(c^2 + R): c joins the positive excesses with no mean
-        positive += (p * gpu.time_queue_s) ** 2
-    return total + math.sqrt(positive)
 
 
 def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
