@@ -9,11 +9,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
-from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
 from engine.analytic.rate_scan import prefetch_gpu_points, scans_as_array
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
-from engine.analytic.sla_bound import BOUND_MARGIN, sla_latency_lower_bound, sla_latency_lower_bounds
+from engine.analytic.sla_bound import BOUND_MARGIN, host_waits, sla_latency_lower_bound, sla_latency_lower_bounds
 from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
@@ -268,7 +267,8 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     else:  # the side's state comes one rate at a time whichever way: stop at the first passing rate from the top
         one_by_one = len(grid)
     # rates whose lower bound (engine.analytic.sla_bound) misses the SLA fail without being worked out
-    hopeless = sla_latency_lower_bounds(design, grid) * (1 - BOUND_MARGIN) > design.sla_s
+    waits = host_waits(design, grid)
+    hopeless = sla_latency_lower_bounds(design, grid, waits) * (1 - BOUND_MARGIN) > design.sla_s
     for k in range(top, max(top - one_by_one, -1), -1):
         if hopeless[k]:
             continue
@@ -280,7 +280,7 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
         return None, excess
     rates = grid[rest]
     prefetch_gpu_points(design.gpu, design.scheduler, rates, design.q_mean, design.q_pmf, design.sla_percentile)
-    below = _scan_latencies(design, rates) - design.sla_s
+    below = _scan_latencies(design, rates, [(wait[rest], wait_q[rest]) for wait, wait_q in waits]) - design.sla_s
     excess.update(zip(rest.tolist(), below.tolist()))
     passing = np.flatnonzero(below <= 0)
     return (int(rest[passing[-1]]) if len(passing) else None), excess
@@ -300,23 +300,21 @@ def no_load_floor(design: Design) -> float:
     return _quantile(mean, excess)
 
 
-def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
-    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (host_point's
-    formulas: Allen-Cunneen mean, exponential tail; engine.analytic.gather_scan.gg_c_wait_vec) and the GPU side
-    read from gpu_point, summed as _point and _quantile do (mean plus the excesses in quadrature)."""
+def _scan_latencies(design: Design, rates: np.ndarray, waits: Optional[list] = None) -> np.ndarray:
+    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (sla_bound.host_waits
+    at these rates, if already worked out) and the GPU side read from gpu_point, summed as _point and _quantile do
+    (mean plus the excesses in quadrature)."""
     p = design.sla_percentile
+    waits = host_waits(design, rates) if waits is None else waits
     gpus = [gpu_point(design.gpu, design.scheduler, float(r), design.q_mean, design.q_pmf, p) for r in rates]
     mean = np.zeros(len(rates))
     excess = []  # in _point's order: host waits, host services, batching, GPU queue, GPU service
     services = []
     with np.errstate(invalid="ignore"):
-        for stage in design.host_stages:
+        for stage, (wait, wait_q) in zip(design.host_stages, waits):
             if stage.service_s <= 0:  # no service: host_stage_point's zero-service stage
-                wait = np.where(rates / stage.capacity_rps < 1, 0.0, math.inf)
-                wait_q, service, service_q = wait, 0.0, 0.0
+                service, service_q = 0.0, 0.0
             else:
-                servers = max(stage.capacity_rps * stage.service_s, 1e-9)
-                wait, wait_q = gg_c_wait_vec(rates, stage.service_s, servers, 1.0, stage.scv, p)
                 service, service_q = stage.service_s, lognormal_quantile(stage.service_s, stage.scv, p)
             mean = mean + (stage.fixed_s + wait + service)
             excess.append(wait_q - wait)

@@ -51,13 +51,31 @@ def sla_latency_lower_bound(design: Design) -> float:
     return float(_bounds(design, None)[0])
 
 
-def sla_latency_lower_bounds(design: Design, rates: np.ndarray) -> np.ndarray:
+def sla_latency_lower_bounds(design: Design, rates: np.ndarray, waits: Optional[list] = None) -> np.ndarray:
     """The lower bound (s) on the SLA-percentile latency at each of `rates` (requests/s, > 0): the host waits as
-    they are there, the batching wait where it is known below saturation."""
-    return _bounds(design, np.asarray(rates, dtype=float))
+    they are there (host_waits' at these rates, if already worked out), the batching wait where it is known below
+    saturation."""
+    rates = np.asarray(rates, dtype=float)
+    return _bounds(design, rates, host_waits(design, rates) if waits is None else waits)
 
 
-def _bounds(design: Design, rates: Optional[np.ndarray]) -> np.ndarray:
+def host_waits(design: Design, rates: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(mean wait, p-quantile of the wait) in s of each host stage at each of `rates`: host_point's G/G/c
+    (Allen-Cunneen mean, exponential tail; gather_scan.gg_c_wait_vec), a stage without service waiting 0 below its
+    capacity and forever at it. The scan's latencies (operating_point._scan_latencies) and the bound share them."""
+    out = []
+    with np.errstate(invalid="ignore"):
+        for stage in design.host_stages:
+            if stage.service_s <= 0:
+                wait = np.where(rates / stage.capacity_rps < 1, 0.0, math.inf)
+                out.append((wait, wait))
+            else:
+                servers = max(stage.capacity_rps * stage.service_s, 1e-9)
+                out.append(gg_c_wait_vec(rates, stage.service_s, servers, 1.0, stage.scv, design.sla_percentile))
+    return out
+
+
+def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] = None) -> np.ndarray:
     p = design.sla_percentile
     gpu = design.gpu
     rule = rule_for(gpu.policy)
@@ -68,19 +86,16 @@ def _bounds(design: Design, rates: Optional[np.ndarray]) -> np.ndarray:
         return np.zeros(shape)
     total, positive = np.zeros(shape), np.zeros(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
-        for s in design.host_stages:
+        for k, s in enumerate(design.host_stages):
             total += s.fixed_s
             if s.service_s > 0:
                 e = lognormal_quantile(s.service_s, s.scv, p) - s.service_s
                 total += s.service_s + min(e, 0.0)
                 positive += max(e, 0.0) ** 2
-                if rates is not None:
-                    servers = max(s.capacity_rps * s.service_s, 1e-9)
-                    wait, wait_q = gg_c_wait_vec(rates, s.service_s, servers, 1.0, s.scv, p)
-                    total += np.minimum(wait, wait_q)
-                    positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
-            elif rates is not None:
-                total += np.where(rates / s.capacity_rps < 1, 0.0, math.inf)
+            if waits is not None:
+                wait, wait_q = waits[k]
+                total += np.minimum(wait, wait_q)
+                positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
         total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in parts),
                      default=0.0) * math.exp(-DEFAULT_SIGMA ** 2 / 2)
         if rule.batches and tq > 0:
