@@ -11,7 +11,9 @@ sum a + sqrt(sum b^2):
 - a host stage's fixed time: (fixed, 0); its service: its mean, or its quantile when lognormal_quantile puts that
   below the mean, and its positive excess (both known); its G/G/c wait at a given rate: (min(W, Q), max(Q - W, 0)),
   at any rate (0, 0);
-- the accelerator's queue wait and batching wait: (0, 0), except where the batching wait's quantile is known to be
+- the accelerator's queue wait under a pooled timer (below saturation and above it): at least the queue of full
+  batches' (rates._all_busy_regime), as a host wait; elsewhere (0, 0);
+- the accelerator's batching wait: (0, 0), except where its quantile is known to be
   at least c > 0 (W + sqrt((c - W)^2 + R) grows with W up to c, and c + sqrt(R) >= sqrt(c^2 + R)): (0, c). One
   instance under a timer (rates._timer_chain_wait) has c = p Time_queue at every rate; below saturation the
   gather-and-queue model has c = p min(Time_queue, (b - 1) / lambda) with every batch b >= min(Batch_max,
@@ -36,7 +38,7 @@ import numpy as np
 from engine.analytic.design import Design
 from engine.analytic.gather_scan import gg_c_wait_vec, service_at
 from engine.analytic.preba import partition_backlog_table
-from engine.analytic.rates import _groups
+from engine.analytic.rates import GPU_SCV, _full_batches, _groups
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile
 
@@ -103,7 +105,23 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
                 positive += (p * tq) ** 2
             elif rates is not None and not (one and rule.wait_model == WaitModel.BULK_SERVICE):
                 positive += (p * _gathering_floor(design, rates)) ** 2
+                if scheduler_rule_for(design.scheduler).pooled:
+                    wait, wait_q = _full_batch_queue(design, rates)
+                    total += np.minimum(wait, wait_q)
+                    positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
     return total + np.sqrt(positive)
+
+
+def _full_batch_queue(design: Design, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, p-quantile) in s of the queue of full batches at each rate, a pooled G/G/c with the partitions'
+    full-batch rates (rates._all_busy_regime's w_full): under a pooled timer the accelerator's queue wait is at
+    least this below saturation (rates._gather_and_queue_wait takes the larger, or the all-busy regime's wait,
+    which holds it) and above (the all-busy regime's wait)."""
+    gpu = design.gpu
+    n = len(gpu.partitions)
+    b_full, full_rates = gpu.remember(("full batches",), lambda: _full_batches(gpu.partitions))
+    return gg_c_wait_vec(rates * design.q_mean / b_full, n / float(np.sum(full_rates)), n, 1.0 / b_full, GPU_SCV,
+                         design.sla_percentile)
 
 
 def _gathering_floor(design: Design, rates: np.ndarray) -> np.ndarray:
