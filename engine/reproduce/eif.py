@@ -75,8 +75,9 @@ _SPEEDUP_GPU = ("EIF time = GEMM MACs / (160 multipliers x 100 MHz: Table II DSP
                 "Sec V-A) with the 16-bit model streaming over PCIe Gen3 x8; GPU time = the estimator's batch-1 time "
                 "with the model streaming a layer at a time over Gen3 x16 (Sec V-A, V-D). Fitted on nothing. "
                 "At most 16 GMAC/s, the array needs tens of ms for a ZFNet-sized model, where the GPU streams and "
-                "computes it in a few: the 13.1-25x would need a GPU taking 13-25 times the EIF time, which neither "
-                "its loading nor its computing gives")
+                "computes it in a few, and even an infinitely fast array streams the same bytes over half the GPU's "
+                "lanes: the 13.1-25x would need a GPU taking 13-25 times the EIF time, which neither its loading nor "
+                "its computing gives")
 _NO_CPU_TIME = ("the EIF time is computed (engine.fpga.compute), but the engine has no CPU compute model and the seed "
                 "sources hold no time of these models on the Xeon W-2255 (Sec V-A); a CPU time fitted to this figure "
                 "would read the figure back")
