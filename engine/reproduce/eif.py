@@ -5,7 +5,8 @@ board gain), and the tenants are the Sec V-C design (8 accelerators x 6 threads)
 fit because the paper does not state enough for a mechanism: SDMC (Sec IV-B, Fig 5) is drawn for two threads on
 one multiplier, and how many multipliers a 4- or 6-thread PE has is not said; reading one multiplier shared by n
 threads, a thread's multiplications are effective with probability 1 - sparsity, so the multiplier is the
-bottleneck at n (1 - s) > 1 and a thread slows by n (1 - s) - 1: 80-200 % at six threads, against Fig 8's < 20 %.
+bottleneck at n (1 - s) > 1 and a thread slows by n (1 - s) - 1 (engine.fpga.model.one_multiplier_bound): 80-200 %
+at six threads, against Fig 8's < 20 %.
 
 The Fig 9 results are computed by mechanism (engine.fpga.compute), fitted on nothing: the EIF array's time is
 its GEMM multiply-accumulates over 160 multipliers (Table II's 640 DSP blocks / 8 accelerators x 2 per Arria 10
@@ -92,7 +93,8 @@ ENTRIES: tuple[Entry, ...] = (
           _slowdown(2, "SPARSITY_HIGH"), FITTED),
     Entry("eif-slowdown-most", "engine.fpga.model.slowdown(6 threads, 50 % sparsity)",
           "bilinear-in-log fit through the four Sec I extremes: reads its own anchor back (one multiplier shared "
-          "by six threads would give 6 x (1 - sparsity) - 1 = 80-200 %, not Fig 8's < 20 %)",
+          "by six threads, engine.fpga.model.one_multiplier_bound, gives 6 x (1 - sparsity) - 1 = 80-200 %, not "
+          "Fig 8's < 20 %)",
           _slowdown(6, "SPARSITY_LOW"), FITTED),
     Entry("eif-gain-least", "fpga_tenancy_table: 8 accelerators x 2 threads at 50 % sparsity",
           "gain = tenants / (1 + slowdown); the fit's anchor was solved from this gain", _gain(2, "SPARSITY_LOW"),
