@@ -15,6 +15,7 @@ from engine.reproduce.papers import paper_results
 from engine.scenario import PreprocessingSpec, load_scenario
 from engine.stages.librosa import FIT_CLIP_S, FIT_ID, FIT_SCENARIO, fit_librosa, librosa_ms_per_audio_s
 from engine.stages.preprocess import preprocess_stage
+from engine.studies.preprocessing import preprocessing_study
 
 AUDIO = {"name": "citrinet", "preprocess": "audio", "request_bytes": 224000, "input_kind": "variable"}
 IMAGE = {"name": "efficientnet-b0", "preprocess": "image", "request_bytes": 602112, "input_kind": "fixed"}
@@ -108,3 +109,12 @@ def test_an_entry_names_the_librosa_fit_exactly_when_it_runs_it(entry, ctx):
     assert (FIT_KEY in fresh._memo) == (FIT_ID in entry.fitted_on), entry.id
     if FIT_ID in entry.fitted_on and "fig 8" not in entry.result.figures:
         assert entry.sample == OUT_OF_SAMPLE or any(f != FIT_ID for f in entry.fitted_on), entry.id
+
+
+def test_the_preprocessing_study_shows_the_librosa_cost_first(ctx):
+    study = preprocessing_study(load_scenario(preba.CITRINET_SEC3, ctx.book), ctx)
+    first = study.cpu_costs[0]
+    assert first.prefer == "derived" and "Librosa" in first.basis
+    assert first.ms_per_item == pytest.approx(librosa_fit(ctx).ms_per_audio_s * preba.SEC3_AUDIO_S)
+    assert study.scaling[-1].preprocessing_cores == pytest.approx(393, rel=1e-9)
+    assert [e.prefer for e in study.cpu_costs[1:]] == ["measured", "published"]  # the rows' estimates still shown

@@ -9,8 +9,8 @@ results use Sec 3's fixed 2.5 s audio clips; Sec 6 the engine's default length (
 vision models' CPU preprocessing costs come from torchvision/Pillow benchmarks, not from PREBA; the audio models
 run PREBA's own CPU baseline, Librosa (Sec 5; engine.stages.librosa), whose per-core cost is fitted on Fig 8's
 393 cores for CitriNet (so Fig 8's results are in-sample, LIBROSA_FIT); the DPU's compute units per card were
-sized from PREBA's measured PCIe traffic (Sec 4.2, DPU_FIT). The other results are out of sample. preba-dpu-pcie still runs the Compare page's PREBA preset (ResNet-50, A100 80GB, 7 x 1g.10gb). The
-Fig 22 batching ablation runs the simulator (--simulate) on LibriSpeech-like lengths: its seven instances share
+sized from PREBA's measured PCIe traffic (Sec 4.2, DPU_FIT). The other results are out of sample.
+preba-dpu-pcie still runs the Compare page's PREBA preset (ResNet-50, A100 80GB, 7 x 1g.10gb). The Fig 22 batching ablation runs the simulator (--simulate) on LibriSpeech-like lengths: its seven instances share
 one length-bucketed batcher, which the analytic backlog chain (one instance) does not cover.
 """
 
@@ -210,11 +210,13 @@ _KNEE_MISS = ("The estimated curves (TensorRT-like, calibrated on DeepLearningEx
 _LIBROSA = ("the audio models run PREBA's CPU baseline, Librosa (resample, STFT, mel, normalise; Sec 5), at a "
             "per-core cost per audio second fitted on Fig 8's 393 cores for CitriNet (LIBROSA_FIT)")
 #: why the audio models' DPU gain overshoots (Fig 8 read with cores in proportion to the load)
-_AUDIO_WALL = ("with 30 free cores against the hundreds Fig 8 says the audio models need, their CPU baseline "
-               "reaches under a tenth of Ideal and the DPU recovers about 13x for each (about 2.2x for MobileNet "
-               "and SqueezeNet, 1.0x for Swin-T, which stays GPU-bound); the paper's own Fig 8 (393 cores) and "
-               "Fig 17 (77.2 % mean loss vs Ideal) cannot both hold with cores in proportion to the load, and the "
-               "estimated audio curves run faster than PREBA's PyTorch server, so the mean overshoots")
+_AUDIO_WALL = ("with 30 free cores against the hundreds the fit implies for the audio models, their CPU baseline "
+               "reaches under a tenth of Ideal and the DPU recovers about 13-14x for each (about 2.2x for MobileNet "
+               "and SqueezeNet, 1.0x for Swin-T, GPU-bound). The estimated Conformer serves about as many clips/s "
+               "as CitriNet, so it gains as much; PREBA's Fig 19 puts Conformer(default)'s preprocessing at 72 % of "
+               "its latency where the engine gives 93 % (SqueezeNet: 53 % in both), i.e. Librosa's time per clip "
+               "against the estimated Conformer's GPU time is about 5x what the paper's breakdown implies, and the "
+               "mean overshoots")
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("preba-throughput", _OWN + ", DPU vs CPU",
@@ -227,9 +229,9 @@ ENTRIES: tuple[Entry, ...] = (
           _own_ideal_share, DPU_FIT),
     Entry("preba-tail", _OWN + f", p99 at {TAIL_LOAD:.0%} of the CPU design's capacity, CPU over DPU",
           _EST + "at the same load the CPU design adds its preprocessing time and its host queue; " + _LIBROSA
-          + ". A LibriSpeech-like clip spends far longer in Librosa than on the GPU (the tail clips most), so the "
-          "audio models' p99 ratios are tens of x and the mean overshoots (Fig 19 puts Conformer's preprocessing "
-          "at 72 % of its latency, which the Fig 8 fit exceeds)",
+          + ". A LibriSpeech-like clip spends far longer in Librosa than on the GPU (the longest clips most), so "
+          "the audio models' p99 ratios are tens of x and the mean overshoots: Fig 19 puts preprocessing at 72 % "
+          "of Conformer(default)'s latency where the engine gives 93 % (SqueezeNet: 53 % in both)",
           _own_tail, DPU_FIT + LIBROSA_FIT),
     Entry("preba-energy", _OWN + ", queries per joule at capacity, DPU over CPU",
           _EST + "more queries from the same GPU and host power, plus the DPU card's watts; it misses with the "

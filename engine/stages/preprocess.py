@@ -4,7 +4,9 @@ Pure functions over DataFrames of the store's tables. One request is one item (P
 requests; for n items scale service_s and host_cpu_s by n). Units: seconds, items/s, bytes, GB/s (10^9 B/s).
 
 Defaults and where they come from (all overridable through PreprocessingSpec):
-- CPU: cost per item per core from preprocessing_points (see cpu_cost_per_item_s). Service-time
+- CPU: cost per item per core from preprocessing_points (see cpu_cost_per_item_s); for audio with
+  spec.cpu_audio_pipeline 'librosa', PREBA's Librosa baseline instead (engine.stages.librosa: ms per audio
+  second fitted on PREBA Fig 8, passed in by the caller as a LibrosaFit). Service-time
   scv IMAGE_SCV = AUDIO_SCV = 0.3 (assumption: ImageNet pixel counts and LibriSpeech lengths vary
   with a CV of about 0.5, and the cost is roughly linear in the input size).
 - DPU (PREBA 4.2 gives no per-CU timings; derived): image CU II = DPU_IMAGE_II_MS_PER_MP x MP, the
