@@ -10,6 +10,7 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.results import AnalyticPartition
+from engine.studies import model_row
 from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, RpcSpec,
                              ScenarioError, SchedulerSpec, load_scenario)
 from engine.workload_spec import QuerySizeSpec, SlaSpec
@@ -144,6 +145,10 @@ with st.expander("Host, preprocessing and RPC path", expanded=False):
     if "d_pre_cores" in shown:
         cols[3].number_input("Preprocessing cores (0 = share all free cores)",
                              *field_range(PreprocessingSpec, "cores", low=0), key="d_pre_cores")
+    if "d_pre_audio" in shown and model_row(book, st.session_state["d_model"]).get("preprocess") == "audio":
+        cols[3].selectbox("CPU audio pipeline", field_choices(PreprocessingSpec, "cpu_audio_pipeline"),
+                          key="d_pre_audio", help="published: the decode and mel rows of the store; librosa: "
+                          "PREBA's Librosa baseline, its per-core cost fitted on PREBA Fig 8 (393 cores for CitriNet)")
     if "d_dpu_units" in shown:
         cols[3].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
     st.markdown("**RPC path**")

@@ -55,3 +55,20 @@ def test_choices_bring_their_inputs_and_hidden_values_stay():
     at.selectbox(key="d_qkind").set_value("lognormal").run()
     assert {"d_mu", "d_sigma"} <= _shown(at) and "d_qsize" not in _shown(at)
     assert not at.exception, at.exception
+
+
+def test_the_cpu_audio_pipeline_is_drawn_for_audio_models_and_stays_in_the_link():
+    """PREBA's CitriNet design (the Papers page's link for preba-citrinet-cores) keeps its Librosa CPU pipeline on
+    the Design page; the choice is drawn for an audio model on a CPU pool only."""
+    from engine.io.urlstate import encode
+    from engine.reproduce.preba import CITRINET_SEC3
+    from engine.scenario import load_scenario
+
+    at = open_page("design.py", {"s": encode(load_scenario(CITRINET_SEC3))})
+    assert at.selectbox(key="d_pre_audio").value == "librosa"
+    assert _scenario(at)["preprocessing"]["cpu_audio_pipeline"] == "librosa"
+    at.selectbox(key="d_model").set_value("resnet50").run()
+    assert "d_pre_audio" not in {w.key for w in at.selectbox}  # a vision model: not drawn
+    at = open_page("design.py")  # the default (vision) design: not drawn, and its scenario does not name it
+    assert "d_pre_audio" not in {w.key for w in at.selectbox}
+    assert "cpu_audio_pipeline" not in _scenario(at).get("preprocessing", {})

@@ -43,15 +43,16 @@ def layout_choices(gpu) -> list[str]:
 
 
 #: inputs shown only where they apply (the chosen device, query-size kind or policy reads them)
-CONDITIONAL = ("d_pre_cores", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_qtable", "d_max_batch", "d_delay",
-               "d_alpha", "d_beta")
+CONDITIONAL = ("d_pre_cores", "d_pre_audio", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_qtable", "d_max_batch",
+               "d_delay", "d_alpha", "d_beta")
 
 
 def applicable(w) -> set[str]:
-    """The CONDITIONAL inputs that apply to the widget values `w`: preprocessing cores for a CPU pool, compute
-    units for a DPU; the query-size kind's own parameters; Batch_max where the batching rule takes a requested
+    """The CONDITIONAL inputs that apply to the widget values `w`: preprocessing cores and the CPU audio pipeline
+    (drawn for audio models only) for a CPU pool, compute units for a DPU; the query-size kind's own parameters; Batch_max where the batching rule takes a requested
     one, Time_queue where it honours a requested delay; alpha and beta for a scheduler that is sized by them."""
-    out = {"d_pre_cores"} if w.get("d_pre") == "cpu" else {"d_dpu_units"} if w.get("d_pre") == "dpu" else set()
+    out = {"d_pre_cores", "d_pre_audio"} if w.get("d_pre") == "cpu" else {"d_dpu_units"} if w.get("d_pre") == "dpu" \
+        else set()
     out |= {"fixed": {"d_qsize"}, "lognormal": {"d_mu", "d_sigma"}, "table": {"d_qtable"}}.get(w.get("d_qkind"), set())
     if w.get("d_batching"):
         rule = rule_for(w["d_batching"])
@@ -99,6 +100,7 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_custom": ", ".join(layout or []), "d_shares": ", ".join(f"{x:g}" for x in (s.gpu.shares or [50, 50])),
         "d_cores": s.host.cpu_cores, "d_reserved": s.host.cpu_reserved_cores,
         "d_pre": s.preprocessing.device.value, "d_pre_cores": s.preprocessing.cores or 0,
+        "d_pre_audio": s.preprocessing.cpu_audio_pipeline.value,
         "d_dpu_units": s.preprocessing.units, "d_rpc": s.rpc.preset.value, "d_link": s.rpc.link_gbps,
         "d_copy": s.rpc.copy_method or "preset", "d_orch": s.rpc.orchestration or "preset",
         "d_completion": s.rpc.completion or "preset",
@@ -188,6 +190,8 @@ def from_widgets(w: dict) -> dict:
     pre = {"device": w["d_pre"], "units": int(w["d_dpu_units"])}
     if w["d_pre_cores"]:
         pre["cores"] = int(w["d_pre_cores"])
+    if w.get("d_pre_audio", "published") != "published":  # PREBA's Librosa baseline (engine.stages.librosa)
+        pre["cpu_audio_pipeline"] = w["d_pre_audio"]
     accel = {"gpu": gpu}
     if w["d_mode"] == FPGA:
         fpga = {"boards": int(w["d_fpga_boards"]), "sparsity": float(w["d_fpga_sparsity"])}
