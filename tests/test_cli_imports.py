@@ -62,7 +62,7 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     from engine.store import USER_TABLES
     from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES
     from engine.tenancy.reconfig import RESTART_LOAD_S, STANDBY_SWITCH_S
-    from engine.reproduce.papers import PAPERS
+    from engine.seed.papers import PAPERS
 
     assert (v.EXPORT_FORMATS, v.PRECISIONS, v.TABLE_NAMES, v.USER_TABLES) == (FORMATS, PRECISIONS, tuple(TABLES),
                                                                               USER_TABLES)

@@ -11,7 +11,7 @@ from engine.analytic import Context, build_design
 from engine.analytic.pipeline import librosa_fit
 from engine.reproduce import preba
 from engine.reproduce.entry import IN_SAMPLE, OUT_OF_SAMPLE
-from engine.reproduce.papers import paper_results
+from engine.seed.papers import paper_results
 from engine.scenario import PreprocessingSpec, load_scenario
 from engine.stages.librosa import FIT_CLIP_S, FIT_ID, FIT_SCENARIO, fit_librosa, librosa_ms_per_audio_s
 from engine.stages.preprocess import preprocess_stage

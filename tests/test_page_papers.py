@@ -114,7 +114,7 @@ def test_a_papers_compare_preset_opens_on_compare_with_its_designs(store):
 
 
 def test_every_paper_shows_without_an_exception():
-    from engine.reproduce.papers import PAPERS
+    from engine.seed.papers import PAPERS
 
     at = open_page("papers.py")
     for paper in PAPERS:

@@ -14,7 +14,7 @@ from engine.cli.main import main
 from engine.fpga.coldstart import EIF_SLICE_BYTES, pcie_gbytes_s
 from engine.reproduce import eif
 from engine.reproduce.entry import IN_SAMPLE, NOT_MODELLED, OUT_OF_SAMPLE, Entry
-from engine.reproduce.papers import PAPERS, paper_results
+from engine.seed.papers import PAPERS, paper_results
 from engine.reproduce.registry import UnknownPaperError, entries
 from engine.reproduce.runner import NEEDS_SIMULATE, SLOW_NOT_RUN, run, run_entry, summarise
 
@@ -140,7 +140,7 @@ def test_entries_that_name_the_estimator_run_on_estimated_curves(ctx):
 def test_the_estimator_is_calibrated_on_no_figure_the_registry_reports(ctx):
     """Out of sample holds for the estimated entries: the seed points in the estimator's calibration (SplitRPC
     Table 1, the primitives' Table I) lie in no figure or table a paper result is read from."""
-    from engine.reproduce.papers import figures_of
+    from engine.seed.papers import figures_of
 
     est = ctx.book.estimator
     points = est.calibration_inputs(est.points)[0]

@@ -22,7 +22,7 @@ from engine.analytic.design import Design, prepare, with_host, with_overhead, wi
 from engine.analytic.rates import gpu_capacity_rps
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
-from engine.reproduce.papers import paper_results
+from engine.seed.papers import paper_results
 from engine.scenario import Scenario, load_scenario
 from engine.stages import StageCost
 from engine.stages.librosa import FIT_CLIP_S, FIT_ID, FIT_SCENARIO, LibrosaFit, fit_librosa
