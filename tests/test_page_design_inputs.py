@@ -72,3 +72,31 @@ def test_the_cpu_audio_pipeline_is_drawn_for_audio_models_and_stays_in_the_link(
     at = open_page("design.py")  # the default (vision) design: not drawn, and its scenario does not name it
     assert "d_pre_audio" not in {w.key for w in at.selectbox}
     assert "cpu_audio_pipeline" not in _scenario(at).get("preprocessing", {})
+
+
+def _length_inputs(at) -> dict:
+    return {w.key: w.value for w in at.number_input if w.key.startswith("d_ilen")}
+
+
+def test_a_links_input_length_is_kept_shown_and_editable():
+    """A link's input-length law (the Papers page opens CitriNet at PREBA's 2.5 s clips) reaches the scenario, shows
+    for a variable-length model with the inputs its law reads, and survives a detour through a vision model."""
+    from engine.io.urlstate import encode
+    from engine.scenario import load_scenario
+
+    spec = {**DEFAULT_SCENARIO, "model": "citrinet", "preprocessing": {"device": "none"},
+            "workload": {**DEFAULT_SCENARIO.get("workload", {}), "input_len": {"kind": "fixed", "value": 2.5}}}
+    at = open_page("design.py", {"s": encode(load_scenario(spec))})
+    assert not at.exception and not at.error
+    assert _length_inputs(at) == {"d_ilen_value": 2.5}
+    assert _scenario(at)["workload"]["input_len"]["value"] == 2.5
+    at.selectbox(key="d_ilen_kind").set_value("uniform").run()
+    assert set(_length_inputs(at)) == {"d_ilen_low", "d_ilen_high"}
+    at.number_input(key="d_ilen_high").set_value(10.0).run()
+    law = _scenario(at)["workload"]["input_len"]
+    assert (law["kind"], law["high"]) == ("uniform", 10.0)
+    at.selectbox(key="d_model").set_value("resnet50").run()
+    assert _length_inputs(at) == {} and "d_ilen_kind" not in {w.key for w in at.selectbox}  # a fixed-input model
+    at.run()
+    at.selectbox(key="d_model").set_value("citrinet").run()
+    assert _length_inputs(at) == {"d_ilen_low": 1.0, "d_ilen_high": 10.0}
