@@ -2,9 +2,11 @@
 
 Prints the median wall and CPU time of N runs, each in a fresh interpreter, beside its goal (issue 19) and beside a
 bare `python -c pass` measured in the same run (the interpreter's own start-up, which no change here can remove).
-The store is built before the first timed run, so no run pays for building it.
+With `--base DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`), the same commands run there too,
+interleaved run by run with this checkout's so that both see the same load, and the ratio is printed. The store
+is built before the first timed run in each checkout, so no run pays for building it.
 
-    .venv/bin/python benchmarks/cli_startup.py [--runs 5]
+    .venv/bin/python benchmarks/cli_startup.py [--runs 5] [--base DIR]
 """
 
 import argparse
@@ -25,7 +27,9 @@ from engine.presets import DEFAULT_SCENARIO  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--runs", type=int, default=5)
+ap.add_argument("--base", type=Path, help="another checkout to time side by side (its own store is built first)")
 args = ap.parse_args()
+CHECKOUTS = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
 
 
 def _children_cpu() -> float:
@@ -33,29 +37,39 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def wall(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run in a fresh interpreter."""
+def wall(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run in a fresh interpreter in the checkout `cwd`."""
     t0, c0 = time.perf_counter(), _children_cpu()
-    subprocess.run([sys.executable, *argv], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, *argv], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0, _children_cpu() - c0
 
 
-def median(argv: list[str]) -> tuple[float, float]:
-    runs = [wall(argv) for _ in range(args.runs)]
-    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+def medians(argv: list[str]) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) per checkout, the checkouts' runs interleaved."""
+    runs: dict[str, list] = {name: [] for name, _ in CHECKOUTS}
+    for _ in range(args.runs):
+        for name, root in CHECKOUTS:
+            runs[name].append(wall(argv, root))
+    return {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for name, r in runs.items()}
 
 
 with tempfile.TemporaryDirectory() as tmp:
     scenario = Path(tmp) / "scenario.json"
     scenario.write_text(json.dumps(DEFAULT_SCENARIO))
-    wall(["-m", "engine", "evaluate", str(scenario)])  # builds the store if it is missing; not timed
+    for _, root in CHECKOUTS:  # builds each checkout's store if it is missing; not timed
+        wall(["-m", "engine", "evaluate", str(scenario)], root)
     rows = [("python -c pass", ["-c", "pass"], None),
             ("python -m engine --help", ["-m", "engine", "--help"], 0.1),
-            ("python -m engine evaluate (default scenario)", ["-m", "engine", "evaluate", str(scenario)], 0.3)]
+            ("python -m engine evaluate (default scenario)", ["-m", "engine", "evaluate", str(scenario)], 0.3),
+            ("python -m engine evaluate --json", ["-m", "engine", "evaluate", str(scenario), "--json"], 0.3)]
     print(f"median of {args.runs} runs, each a fresh process: wall time, and CPU time (user + system), which a "
-          "loaded machine inflates less")
+          "loaded machine inflates less" + (f"; base: {args.base}" if args.base else ""))
     for label, argv, goal in rows:
-        w, c = median(argv)
-        print(f"{label:<46} wall {w:6.3f} s   CPU {c:6.3f} s" + (f"   goal: wall <= {goal:.1f} s" if goal else
-                                                                  "   (reference)"))
+        m = medians(argv)
+        w, c = m["this"]
+        line = f"{label:<46} wall {w:6.3f} s   CPU {c:6.3f} s"
+        if args.base:
+            bw, bc = m["base"]
+            line += f"   | base wall {bw:6.3f} s   CPU {bc:6.3f} s   wall ratio {w / bw:5.2f}"
+        print(line + (f"   goal: wall <= {goal:.1f} s" if goal else "   (reference)"))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
