@@ -22,8 +22,6 @@ import math
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import nnls
-from scipy.special import gammaln
 
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
 
@@ -119,6 +117,7 @@ def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray,
     per-bucket flow balance (leader_shares), not from the length law alone: rare buckets lead more than their
     share. With n = B and overtaken = 0 it is the random-member batch; as n grows, a batch of one bucket.
     """
+    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
     p = np.asarray(p, dtype=float)
     count, cap = costs.shape
     n = np.asarray(backlogs, dtype=int)[None, :, None]  # (1, nn, 1)
@@ -194,6 +193,7 @@ def leader_shares(p: np.ndarray, taken: np.ndarray) -> np.ndarray:
     (its top-ups alone drain more than its arrivals), the nearest non-negative shares are taken (NNLS).
     At n = B (every request taken) and n -> inf (batches of one bucket) it gives q = p, the independent draws.
     """
+    from scipy.optimize import nnls  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
     count, _, nn = taken.shape
     lead = np.empty((count, nn))
     for i in range(nn):
