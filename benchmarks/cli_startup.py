@@ -6,7 +6,12 @@ With `--base DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`), t
 interleaved run by run with this checkout's so that both see the same load, and the ratio is printed. The store
 is built before the first timed run in each checkout, so no run pays for building it.
 
-    .venv/bin/python benchmarks/cli_startup.py [--runs 5] [--base DIR]
+With `--pycache` the runs may write and read `__pycache__` (PYTHONDONTWRITEBYTECODE unset for them, the caches
+written by the untimed first run), as a checkout does after its first run; without it they inherit the
+environment, and where that sets PYTHONDONTWRITEBYTECODE (this machine, the Docker image) and no earlier run left
+`__pycache__` behind, every run compiles each engine module it imports from source (~0.2 s here).
+
+    .venv/bin/python benchmarks/cli_startup.py [--runs 5] [--base DIR] [--pycache]
 """
 
 import argparse
@@ -28,7 +33,9 @@ from engine.presets import DEFAULT_SCENARIO  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--runs", type=int, default=5)
 ap.add_argument("--base", type=Path, help="another checkout to time side by side (its own store is built first)")
+ap.add_argument("--pycache", action="store_true", help="let the runs write and read __pycache__")
 args = ap.parse_args()
+ENV = {k: v for k, v in os.environ.items() if not (args.pycache and k == "PYTHONDONTWRITEBYTECODE")}
 CHECKOUTS = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
 
 
@@ -40,7 +47,7 @@ def _children_cpu() -> float:
 def wall(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run in a fresh interpreter in the checkout `cwd`."""
     t0, c0 = time.perf_counter(), _children_cpu()
-    subprocess.run([sys.executable, *argv], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, *argv], cwd=cwd, check=True, stdout=subprocess.DEVNULL, env=ENV)
     return time.perf_counter() - t0, _children_cpu() - c0
 
 
@@ -63,7 +70,9 @@ with tempfile.TemporaryDirectory() as tmp:
             ("python -m engine evaluate (default scenario)", ["-m", "engine", "evaluate", str(scenario)], 0.3),
             ("python -m engine evaluate --json", ["-m", "engine", "evaluate", str(scenario), "--json"], 0.3)]
     print(f"median of {args.runs} runs, each a fresh process: wall time, and CPU time (user + system), which a "
-          "loaded machine inflates less" + (f"; base: {args.base}" if args.base else ""))
+          "loaded machine inflates less" + (f"; base: {args.base}" if args.base else "")
+          + ("; __pycache__ " + ("written and read" if args.pycache or "PYTHONDONTWRITEBYTECODE" not in ENV else
+                                 "not written (PYTHONDONTWRITEBYTECODE), read where an earlier run left it")))
     for label, argv, goal in rows:
         m = medians(argv)
         w, c = m["this"]
