@@ -93,7 +93,8 @@ def test_evaluate_on_the_default_scenario_imports_only_the_scipy_it_uses(tmp_pat
              "        runpy.run_module('engine', run_name='__main__')\n"
              "    except SystemExit as e:\n"
              "        code = e.code\n"
-             "print(json.dumps({'code': code, 'evaluation': json.loads(out.getvalue()), 'modules': sorted(sys.modules)}))")
+             "print(json.dumps({'code': code, 'evaluation': json.loads(out.getvalue()),\n"
+             "                  'modules': sorted(sys.modules)}))")
     r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     seen = json.loads(r.stdout)

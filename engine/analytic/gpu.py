@@ -112,8 +112,8 @@ def _uses_backlog_costs(scenario: Scenario, lengths: list[float], insts: list) -
 
 def preba_backlog_table(scenario: Scenario, book: ProfileBook, partition: str, lengths: list[float],
                         cap: int) -> np.ndarray:
-    """The backlog table of a partition (engine.analytic.preba_buckets.backlog_cost_ratios) from the simulator's per-length
-    rows at Batch_max (length_rows, clamped as there) and its bucket width (by the model's input unit)."""
+    """The backlog table of a partition (engine.analytic.preba_buckets.backlog_cost_ratios) from the simulator's
+    per-length rows at Batch_max (length_rows, clamped as there) and its bucket width (by the model's input unit)."""
     rows = length_rows(book, scenario, partition, lengths)
     row = np.array([r[min(cap, len(r)) - 1] for r in rows])
     dist = LengthDistribution.from_spec(scenario.workload.input_len, default=lengths[len(lengths) // 2])

@@ -248,7 +248,8 @@ def _stationary_banded(cap: int, arrivals: np.ndarray, fresh: np.ndarray, states
     the chain has one stationary law with pi_1 > 0 (the difference of two solutions would be a multiple of it
     vanishing at n = 1); if the solve fails, the dense one (engine.analytic.queueing.stationary_law) answers.
     """
-    from scipy.linalg import LinAlgError, solve_banded  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
+    # scipy is heavy to import (~0.2 s): loaded when a formula needs it
+    from scipy.linalg import LinAlgError, solve_banded
 
     size = states - 1  # unknowns pi_2..pi_N (column c = n - 2), equations of n = 1..N-1 (row r = n - 1)
     reach = arrivals.shape[1]
