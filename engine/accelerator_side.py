@@ -36,7 +36,7 @@ class Partition(BaseModel):
     # log-sd of the run-to-run jitter of a batch at a given input length (the simulator's draw); None: derive it
     # from tail_s / mean_s, which for a fixed-size model hold nothing else (engine.sim.service)
     jitter_sigma: Optional[float] = None
-    # PREBA with length buckets on a variable-length model (engine.analytic.preba.backlog_cost_ratios): backlogs
+    # PREBA with length buckets on a variable-length model (engine.analytic.preba_buckets.backlog_cost_ratios): backlogs
     # n >= max_batch, the cost of the batch cut from n waiting over the random-member batch's, and its spread;
     # None for every other policy and for fixed-size models
     backlog_cost: Optional[np.ndarray] = None

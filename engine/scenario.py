@@ -24,8 +24,8 @@ from engine.errors import error_message, excerpt, ScenarioError
 from engine.naming import derived_name
 from engine.stages.rpc import components_for, RpcComponents
 from engine.validate import check_model, validate
-from engine.vocab import (BatchingPolicy, Completion, CopyMethod, Orchestration, PreprocessDevice, RpcPreset,
-                          SchedulerPolicy, ServiceHost, ServiceKind)
+from engine.vocab import (BatchingPolicy, Completion, CopyMethod, CpuAudioPipeline, Orchestration, PreprocessDevice,
+                          RpcPreset, SchedulerPolicy, ServiceHost, ServiceKind)
 from engine.workload_spec import WorkloadSpec
 
 SCHEMA_ID = "kneepoint.scenario/1"
@@ -109,6 +109,9 @@ class PreprocessingSpec(Spec):
                                  description="CPU cores for preprocessing (default: all free cores)")
     units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
     ms_per_item: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
+    cpu_audio_pipeline: CpuAudioPipeline = Field(
+        CpuAudioPipeline.PUBLISHED, description="audio on the CPU: 'published' (decode and mel rows of "
+        "preprocessing_points) or 'librosa' (PREBA's Librosa baseline, Sec 5, per-core cost fitted on its Fig 8)")
     dpu_cu_latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: latency of one item on a CU")
     dpu_ii_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: initiation interval of a CU")
     image_megapixels: Positive = Field(0.37, gt=0, le=MAX_MEGAPIXELS,

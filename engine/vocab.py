@@ -19,6 +19,13 @@ class PreprocessDevice(StrEnum):
     NONE = "none"
 
 
+class CpuAudioPipeline(StrEnum):
+    """Which CPU audio pipeline prices CPU preprocessing of audio (engine.stages.preprocess): the published decode
+    and mel rows of preprocessing_points, or PREBA's Librosa baseline (PREBA Sec 5; engine.analytic.librosa_fit)."""
+    PUBLISHED = "published"
+    LIBROSA = "librosa"
+
+
 #: the preprocessing devices a server can have; NONE is PREBA's ideal (inputs arrive preprocessed), which nothing
 #: deploys: a reference line beside them, not a candidate, unless someone asks for it
 DEPLOYABLE_PREPROCESSING = (PreprocessDevice.CPU, PreprocessDevice.DPU, PreprocessDevice.GPU)

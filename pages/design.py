@@ -10,12 +10,13 @@ from engine.charts.design import (batch_histogram, breakdown_bar, host_cpu_bar, 
 from engine.errors import KneepointError
 from engine.presets import DEFAULT_SCENARIO
 from engine.results import AnalyticPartition
+from engine.studies import model_row
 from engine.scenario import (BatchingSpec, CostSpec, FpgaSpec, GpuSpec, HostSpec, PreprocessingSpec, RpcSpec,
                              ScenarioError, SchedulerSpec, load_scenario)
-from engine.workload_spec import QuerySizeSpec, SlaSpec
+from engine.workload_spec import InputLenSpec, QuerySizeSpec, SlaSpec
 from engine.io.urlstate import encode
 from ui.design_form import (CUSTOM, DEFAULT_SKU, FPGA, MIG, NAME_TYPED, RATE_INPUT_RANGE, SHARES, WHOLE, applicable,
-                            applies_note, arrival_inputs, keep_hidden_inputs,
+                            applies_note, arrival_inputs, input_len_fields, keep_hidden_inputs,
                             fpga_defaults, from_widgets, layout_choices, to_widgets)
 from ui.compute import kept_result
 from ui.deploy_state import deployment_download
@@ -144,6 +145,10 @@ with st.expander("Host, preprocessing and RPC path", expanded=False):
     if "d_pre_cores" in shown:
         cols[3].number_input("Preprocessing cores (0 = share all free cores)",
                              *field_range(PreprocessingSpec, "cores", low=0), key="d_pre_cores")
+    if "d_pre_audio" in shown and model_row(book, st.session_state["d_model"]).get("preprocess") == "audio":
+        cols[3].selectbox("CPU audio pipeline", field_choices(PreprocessingSpec, "cpu_audio_pipeline"),
+                          key="d_pre_audio", help="published: the decode and mel rows of the store; librosa: "
+                          "PREBA's Librosa baseline, its per-core cost fitted on PREBA Fig 8 (393 cores for CitriNet)")
     if "d_dpu_units" in shown:
         cols[3].number_input("DPU compute units", *field_range(PreprocessingSpec, "units"), key="d_dpu_units")
     st.markdown("**RPC path**")
@@ -170,6 +175,17 @@ with st.expander("Batching, scheduling, workload, SLA and cost", expanded=False)
         cols[3].number_input("Log-normal sigma", *field_range(QuerySizeSpec, "sigma", low=0.01), key="d_sigma")
     if "d_qtable" in shown:
         cols[2].text_input("Query sizes, size:probability, comma-separated", key="d_qtable")
+    if not book.is_fixed_input(st.session_state["d_model"]):  # audio seconds or tokens: the model's own unit
+        cols = st.columns(4)
+        cols[0].selectbox("Input length law", field_choices(InputLenSpec, "kind"), key="d_ilen_kind",
+                          help="each request's length (audio seconds or tokens): it sets the GPU time per item")
+        labels = {"d_ilen_value": ("Input length (0 = profiled middle)", "value", 0.0),
+                  "d_ilen_low": ("Shortest input", "low", 0.01), "d_ilen_high": ("Longest input", "high", 0.01),
+                  "d_ilen_mu": ("Log-normal mu of the length", "mu", None),
+                  "d_ilen_sigma": ("Log-normal sigma of the length", "sigma", 0.01)}
+        for col, key in zip(cols[1:], input_len_fields(st.session_state["d_ilen_kind"])):
+            label, field, low = labels[key]
+            col.number_input(label, *field_range(InputLenSpec, field, low=low), key=key)
     arrival_inputs(hosting().limits)
     st.markdown("**Batching**")
     cols = st.columns(4)

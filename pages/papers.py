@@ -6,7 +6,7 @@ import streamlit as st
 from engine.charts.papers import reproduction_chart
 from engine.errors import KneepointError
 from engine.io.urlstate import encode, encode_many
-from engine.reproduce.papers import PAPERS
+from engine.seed.papers import PAPERS
 from engine.reproduce.registry import entries, presets_of
 from engine.reproduce.runner import WITHIN, ReproductionRow, run, summarise
 from engine.scenario import load_scenario

@@ -62,7 +62,7 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
     from engine.store import USER_TABLES
     from engine.tenancy.gpu_share import DEFAULT_STEP_PCT, KNEE_GAIN_THRESHOLD, MAX_OVERSUBSCRIBED_INSTANCES
     from engine.tenancy.reconfig import RESTART_LOAD_S, STANDBY_SWITCH_S
-    from engine.reproduce.papers import PAPERS
+    from engine.seed.papers import PAPERS
 
     assert (v.EXPORT_FORMATS, v.PRECISIONS, v.TABLE_NAMES, v.USER_TABLES) == (FORMATS, PRECISIONS, tuple(TABLES),
                                                                               USER_TABLES)
@@ -73,3 +73,32 @@ def test_the_parsers_copies_of_engine_values_match_their_sources():
             v.STANDBY_SWITCH_S) == (KNEE_GAIN_THRESHOLD, DEFAULT_STEP_PCT, MAX_OVERSUBSCRIBED_INSTANCES,
                                     RESTART_LOAD_S, STANDBY_SWITCH_S)
     assert v.REPRODUCE_PAPERS == tuple(PAPERS)
+
+
+def test_evaluate_on_the_default_scenario_imports_only_the_scipy_it_uses(tmp_path):
+    """`evaluate` on the default scenario (ResNet-50, fixed-size inputs, a pooled timeout batcher) needs
+    scipy.special's ndtr, ndtri, gammainc and gammaln and nothing else of scipy: scipy.optimize and scipy.linalg
+    (PREBA's length buckets and backlog chain, the bracketing root finders) are imported only where a formula
+    calls them. The run itself must succeed and print the evaluation. (pandas and scipy.special are still on the
+    path: benchmarks/cli_startup.py shows what they cost.)"""
+    from engine.presets import DEFAULT_SCENARIO
+
+    scenario = tmp_path / "default.json"
+    scenario.write_text(json.dumps(DEFAULT_SCENARIO))
+    probe = ("import contextlib, io, json, runpy, sys\n"
+             f"sys.argv = ['engine', 'evaluate', {str(scenario)!r}, '--json']\n"
+             "out = io.StringIO()\n"
+             "with contextlib.redirect_stdout(out):\n"
+             "    try:\n"
+             "        runpy.run_module('engine', run_name='__main__')\n"
+             "    except SystemExit as e:\n"
+             "        code = e.code\n"
+             "print(json.dumps({'code': code, 'evaluation': json.loads(out.getvalue()),\n"
+             "                  'modules': sorted(sys.modules)}))")
+    r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout)
+    assert seen["code"] == 0 and seen["evaluation"]["capacity_rps"] > 0
+    loaded = set(seen["modules"])
+    assert "scipy.special" in loaded  # the probe sees the scipy the formulas use
+    assert not {m for m in loaded if m.startswith(("scipy.optimize", "scipy.linalg"))}

@@ -145,3 +145,13 @@ def test_board_gains_fall_within_the_published_gains(sparsity):
     """Sec I: one board serves 15.7x to 40.8x a dedicated thread, for 2 to 6 threads per accelerator."""
     gains = fpga_tenancy_table(1.0, sparsity, threads=[2, 3, 4, 5, 6]).gain_vs_dedicated_thread
     assert gains.min() >= fm.BOARD_GAIN_LEAST - 1e-9 and gains.max() <= fm.BOARD_GAIN_MOST + 1e-9
+
+
+def test_one_shared_multiplier_cannot_give_fig8_so_the_slowdown_stays_a_fit():
+    """The SDMC reading the reproduce entries cite: near zero at two threads, 80-200 % at six (Fig 8: < 20 %)."""
+    assert fm.one_multiplier_bound(2, fm.SPARSITY_HIGH) == 0.0 and fm.one_multiplier_bound(2, fm.SPARSITY_LOW) == 0.0
+    assert fm.one_multiplier_bound(6, fm.SPARSITY_HIGH) == pytest.approx(0.8)
+    assert fm.one_multiplier_bound(6, fm.SPARSITY_LOW) == pytest.approx(2.0)
+    assert fm.one_multiplier_bound(6, fm.SPARSITY_HIGH) > 4 * fm.slowdown(6, fm.SPARSITY_HIGH)
+    with pytest.raises(fm.FpgaModelError, match="threads"):
+        fm.one_multiplier_bound(0, 0.5)

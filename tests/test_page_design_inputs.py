@@ -55,3 +55,48 @@ def test_choices_bring_their_inputs_and_hidden_values_stay():
     at.selectbox(key="d_qkind").set_value("lognormal").run()
     assert {"d_mu", "d_sigma"} <= _shown(at) and "d_qsize" not in _shown(at)
     assert not at.exception, at.exception
+
+
+def test_the_cpu_audio_pipeline_is_drawn_for_audio_models_and_stays_in_the_link():
+    """PREBA's CitriNet design (the Papers page's link for preba-citrinet-cores) keeps its Librosa CPU pipeline on
+    the Design page; the choice is drawn for an audio model on a CPU pool only."""
+    from engine.io.urlstate import encode
+    from engine.reproduce.preba import CITRINET_SEC3
+    from engine.scenario import load_scenario
+
+    at = open_page("design.py", {"s": encode(load_scenario(CITRINET_SEC3))})
+    assert at.selectbox(key="d_pre_audio").value == "librosa"
+    assert _scenario(at)["preprocessing"]["cpu_audio_pipeline"] == "librosa"
+    at.selectbox(key="d_model").set_value("resnet50").run()
+    assert "d_pre_audio" not in {w.key for w in at.selectbox}  # a vision model: not drawn
+    at = open_page("design.py")  # the default (vision) design: not drawn, and its scenario does not name it
+    assert "d_pre_audio" not in {w.key for w in at.selectbox}
+    assert "cpu_audio_pipeline" not in _scenario(at).get("preprocessing", {})
+
+
+def _length_inputs(at) -> dict:
+    return {w.key: w.value for w in at.number_input if w.key.startswith("d_ilen")}
+
+
+def test_a_links_input_length_is_kept_shown_and_editable():
+    """A link's input-length law (the Papers page opens CitriNet at PREBA's 2.5 s clips) reaches the scenario, shows
+    for a variable-length model with the inputs its law reads, and survives a detour through a vision model."""
+    from engine.io.urlstate import encode
+    from engine.scenario import load_scenario
+
+    spec = {**DEFAULT_SCENARIO, "model": "citrinet", "preprocessing": {"device": "none"},
+            "workload": {**DEFAULT_SCENARIO.get("workload", {}), "input_len": {"kind": "fixed", "value": 2.5}}}
+    at = open_page("design.py", {"s": encode(load_scenario(spec))})
+    assert not at.exception and not at.error
+    assert _length_inputs(at) == {"d_ilen_value": 2.5}
+    assert _scenario(at)["workload"]["input_len"]["value"] == 2.5
+    at.selectbox(key="d_ilen_kind").set_value("uniform").run()
+    assert set(_length_inputs(at)) == {"d_ilen_low", "d_ilen_high"}
+    at.number_input(key="d_ilen_high").set_value(10.0).run()
+    law = _scenario(at)["workload"]["input_len"]
+    assert (law["kind"], law["high"]) == ("uniform", 10.0)
+    at.selectbox(key="d_model").set_value("resnet50").run()
+    assert _length_inputs(at) == {} and "d_ilen_kind" not in {w.key for w in at.selectbox}  # a fixed-input model
+    at.run()
+    at.selectbox(key="d_model").set_value("citrinet").run()
+    assert _length_inputs(at) == {"d_ilen_low": 1.0, "d_ilen_high": 10.0}

@@ -4,7 +4,7 @@ import collections
 
 import pytest
 
-from engine.reproduce.papers import (COLUMNS, PAPERS, PaperResultsError, figures_of, paper_results,
+from engine.seed.papers import (COLUMNS, PAPERS, PaperResultsError, figures_of, paper_results,
                                      read_paper_results)
 
 

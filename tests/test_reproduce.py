@@ -11,8 +11,10 @@ import math
 import pytest
 
 from engine.cli.main import main
+from engine.fpga.coldstart import EIF_SLICE_BYTES, pcie_gbytes_s
+from engine.reproduce import eif
 from engine.reproduce.entry import IN_SAMPLE, NOT_MODELLED, OUT_OF_SAMPLE, Entry
-from engine.reproduce.papers import PAPERS, paper_results
+from engine.seed.papers import PAPERS, paper_results
 from engine.reproduce.registry import UnknownPaperError, entries
 from engine.reproduce.runner import NEEDS_SIMULATE, SLOW_NOT_RUN, run, run_entry, summarise
 
@@ -138,7 +140,7 @@ def test_entries_that_name_the_estimator_run_on_estimated_curves(ctx):
 def test_the_estimator_is_calibrated_on_no_figure_the_registry_reports(ctx):
     """Out of sample holds for the estimated entries: the seed points in the estimator's calibration (SplitRPC
     Table 1, the primitives' Table I) lie in no figure or table a paper result is read from."""
-    from engine.reproduce.papers import figures_of
+    from engine.seed.papers import figures_of
 
     est = ctx.book.estimator
     points = est.calibration_inputs(est.points)[0]
@@ -152,3 +154,29 @@ def test_the_estimator_is_calibrated_on_no_figure_the_registry_reports(ctx):
         assert not any(r.paper == paper and r.figures & where for r in results), source
         seen.add(paper)
     assert seen and not seen & {"preba", "paris-elsa"}  # nothing of PREBA's or PARIS's own is calibrated on
+
+
+def test_eif_fig9_entries_compute_from_the_engine_and_are_fitted_on_nothing(ctx):
+    """Fig 9: the EIF time from the array law (160 multipliers x 100 MHz, the 16-bit model over Gen3 x8), the GPU's
+    from its batch-1 curve with the model streaming over Gen3 x16; recomputed here from the op table."""
+    by_id = {e.id: e for e in entries("eif")}
+    ops = ctx.book.estimator.table(eif.FIG9_STANDIN)
+    macs = sum(f for c, f in zip(ops.op_class, ops.flops) if c != "memory") / 2
+    w = float(ops.weight_elems.sum()) * 2
+    bw8, bw16 = pcie_gbytes_s(3, 8) * 1e9, pcie_gbytes_s(3, 16) * 1e9
+    fpga_s = EIF_SLICE_BYTES / bw8 + max(macs / (160 * 100e6), (w - EIF_SLICE_BYTES) / bw8)
+    first = float(next(x for x in ops.weight_elems if x > 0)) * 2
+    gpu_s = first / bw16 + max(ctx.book.predict(eif.FIG9_STANDIN, eif.GPU, "full", 1).mean_s, (w - first) / bw16)
+    for key in ("eif-speedup-gpu-min", "eif-speedup-gpu-max"):
+        assert run_entry(by_id[key], ctx).kneepoint == pytest.approx(gpu_s / fpga_s, rel=1e-9)
+    assert run_entry(by_id["eif-coldstart"], ctx).kneepoint == pytest.approx(100 * EIF_SLICE_BYTES / bw8 / fpga_s)
+
+
+def test_eif_samples_follow_what_each_entry_was_fitted_on():
+    by_id = {e.id: e for e in entries("eif")}
+    for key in ("eif-speedup-gpu-min", "eif-speedup-gpu-max", "eif-coldstart"):
+        assert by_id[key].fitted_on == () and by_id[key].sample == OUT_OF_SAMPLE, key
+    for key in ("eif-speedup-cpu-min", "eif-speedup-cpu-max"):
+        assert by_id[key].sample == NOT_MODELLED and "CPU" in by_id[key].not_modelled
+    for key in ("eif-tenants", "eif-slowdown-least", "eif-slowdown-most", "eif-gain-least", "eif-gain-most"):
+        assert by_id[key].sample == IN_SAMPLE, key

@@ -122,7 +122,7 @@ def test_preba_capacity_is_the_pure_bucket_batch_the_simulator_holds(ctx, scenar
 
 def test_backlog_cost_starts_at_the_random_member_batch_and_falls_to_the_pure_bucket_batch():
     """n = B waiting: the batch is all of them (the order statistic of B); n -> inf: one bucket's B inputs."""
-    from engine.analytic.preba import backlog_batch_costs, bucket_max_costs
+    from engine.analytic.preba_buckets import backlog_batch_costs, bucket_max_costs
 
     dist = LengthDistribution("uniform", low=0.0, high=4.0)
     knots, row = np.array([0.0, 4.0]), np.array([0.0, 4.0])  # cost = the longest input
@@ -137,49 +137,50 @@ def test_backlog_cost_starts_at_the_random_member_batch_and_falls_to_the_pure_bu
 
 @pytest.mark.parametrize("load", [0.05, 0.5, 0.9, 0.999])
 def test_preba_chain_banded_solve_is_the_dense_one(load, monkeypatch):
-    """The backlog chain's stationary law by one banded LU (engine.analytic.preba._stationary_banded, the last
+    """The backlog chain's stationary law by one banded LU (engine.analytic.preba_chain._stationary_banded, the last
     state's equation dropped, n = 1 fixed) is the dense solve's, up to rounding, from light load to the
     MAX_STATES cut; the answer is the same whether the rate-independent half is made once or per call."""
-    from engine.analytic import preba
+    from engine.analytic import preba_chain
+    from engine.analytic.preba_buckets import BACKLOG_OFFSETS
 
     cap = 8
     mean_s = 0.02 + 0.004 * np.arange(1, cap + 1)  # s, batches 1..B
     sigma = np.full(cap, 0.1)
-    table = np.array([np.append(cap + np.array(preba.BACKLOG_OFFSETS), np.inf),
-                      np.append(np.linspace(1.0, 0.75, len(preba.BACKLOG_OFFSETS)), 0.75),
-                      np.full(len(preba.BACKLOG_OFFSETS) + 1, 0.05)])
-    chain = preba.backlog_states(mean_s, sigma, table, 0.05)
+    table = np.array([np.append(cap + np.array(BACKLOG_OFFSETS), np.inf),
+                      np.append(np.linspace(1.0, 0.75, len(BACKLOG_OFFSETS)), 0.75),
+                      np.full(len(BACKLOG_OFFSETS) + 1, 0.05)])
+    chain = preba_chain.backlog_states(mean_s, sigma, table, 0.05)
     lam = load * cap / chain.limit_s
     seen = {}
-    original = preba._stationary_banded
+    original = preba_chain._stationary_banded
 
     def both(*args):
-        banded, dense = original(*args), preba._stationary_dense(*args)
+        banded, dense = original(*args), preba_chain._stationary_dense(*args)
         seen["gap"] = float(np.abs(banded - dense).max())
         return banded
 
-    monkeypatch.setattr(preba, "_stationary_banded", both)
-    queue = preba.backlog_chain_queue(lam, 0.01, chain, 0.99)
+    monkeypatch.setattr(preba_chain, "_stationary_banded", both)
+    queue = preba_chain.backlog_chain_queue(lam, 0.01, chain, 0.99)
     monkeypatch.undo()
     assert seen["gap"] < 1e-12
-    again = preba.preba_backlog_queue(lam, 0.01, mean_s, sigma, table, 0.05, 0.99)
+    again = preba_chain.preba_backlog_queue(lam, 0.01, mean_s, sigma, table, 0.05, 0.99)
     assert again.wait_mean_s == queue.wait_mean_s and again.service_q_s == queue.service_q_s
 
 
 def test_a_rare_bucket_leads_more_batches_than_its_share(monkeypatch):
-    """The per-bucket flow balance (engine.analytic.preba.leader_shares): a rare bucket beside a common one is seldom
-    reached by top-ups and holds few requests when it leads, so it leads more batches than its share of requests;
+    """The per-bucket flow balance (engine.analytic.preba_buckets.leader_shares): a rare bucket beside a common one is
+    seldom reached by top-ups and holds few requests when it leads, so it leads more batches than its share of requests;
     the balance holds (every bucket's requests leave as fast as they come), and with every request taken (n = B,
     nobody overtaking) each bucket leads its share. Before, every bucket led its share at every backlog."""
-    from engine.analytic import preba
+    from engine.analytic import preba_buckets
 
     p = np.array([0.45, 0.45, 0.1])
     costs = np.array([[1.0] * 4, [2.0] * 4, [3.0] * 4])  # B = 4
     seen = []
-    original = preba.leader_shares
-    monkeypatch.setattr(preba, "leader_shares", lambda p_, taken: seen.append(taken) or original(p_, taken))
-    preba.backlog_batch_costs(p, costs, np.array([6, 10]), overtaken=3)
-    preba.backlog_batch_costs(p, costs, np.array([4]))
+    original = preba_buckets.leader_shares
+    monkeypatch.setattr(preba_buckets, "leader_shares", lambda p_, taken: seen.append(taken) or original(p_, taken))
+    preba_buckets.backlog_batch_costs(p, costs, np.array([6, 10]), overtaken=3)
+    preba_buckets.backlog_batch_costs(p, costs, np.array([4]))
     deep, random_member = seen
     q = original(p, deep)
     assert q.sum(axis=0) == pytest.approx(1.0) and (q >= 0).all()
@@ -194,7 +195,7 @@ def test_buckets_past_the_profiled_lengths_batch_apart_as_in_the_simulator():
     """Above the last profiled length every batch costs the same, but the simulator's buckets there still batch
     apart (a 30 s input does not join a 20 s one's bucket): the analytic buckets go on while the length law puts
     more than TAIL_BUCKET_MASS above them. Before, they were one bucket, a share of 2.7 % for Jasper's law."""
-    from engine.analytic.preba import TAIL_BUCKET_MASS, bucket_max_costs
+    from engine.analytic.preba_buckets import TAIL_BUCKET_MASS, bucket_max_costs
 
     dist = LengthDistribution("lognormal", mu=1.9, sigma=0.5)
     knots, row = np.array([2.0, 7.0, 16.7]), np.array([1.0, 2.0, 4.0])
@@ -210,7 +211,7 @@ def test_preba_latency_tracks_the_simulator_with_length_buckets(ctx):
     goal: mean within 10 %, p99 within 15 % of the simulator. Before: the 85 % point of the simulator's capacity lay
     beyond the analytic capacity (unbounded latency); then, with the backlog taken as independent draws of the
     length law (each bucket leading its share of batches), Jasper at 85 % was -11 % mean and -26 % p99: rare
-    buckets lead more batches than their share, with few requests of their own (engine.analytic.preba)."""
+    buckets lead more batches than their share, with few requests of their own (engine.analytic.preba_buckets)."""
     from engine.sim.compare import compare, variable_grid
 
     df = compare(ctx, variable_grid(policies=("preba",)), utils=(0.3, 0.6, 0.85), n_requests=20_000, seed=1)

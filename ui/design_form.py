@@ -10,7 +10,7 @@ import streamlit as st
 from engine.catalog import enumerate_layouts
 from engine.policy_rules import BatchMaxRule, rule_for, scheduler_rule_for
 from engine.scenario import FpgaSpec, Scenario
-from engine.workload_spec import ArrivalSpec
+from engine.workload_spec import ArrivalSpec, InputLenSpec
 from engine.scenario import GpuSpec as _GpuSpec
 from engine.io.traces import TraceError, mean_rate_rps, parse_trace_upload
 from ui.fields import field_choices, field_range
@@ -43,15 +43,17 @@ def layout_choices(gpu) -> list[str]:
 
 
 #: inputs shown only where they apply (the chosen device, query-size kind or policy reads them)
-CONDITIONAL = ("d_pre_cores", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_qtable", "d_max_batch", "d_delay",
-               "d_alpha", "d_beta")
+CONDITIONAL = ("d_pre_cores", "d_pre_audio", "d_dpu_units", "d_qsize", "d_mu", "d_sigma", "d_qtable", "d_max_batch",
+               "d_delay", "d_alpha", "d_beta", "d_ilen_kind", "d_ilen_value", "d_ilen_low", "d_ilen_high",
+               "d_ilen_mu", "d_ilen_sigma")
 
 
 def applicable(w) -> set[str]:
-    """The CONDITIONAL inputs that apply to the widget values `w`: preprocessing cores for a CPU pool, compute
-    units for a DPU; the query-size kind's own parameters; Batch_max where the batching rule takes a requested
+    """The CONDITIONAL inputs that apply to the widget values `w`: preprocessing cores and the CPU audio pipeline
+    (drawn for audio models only) for a CPU pool, compute units for a DPU; the query-size kind's own parameters; Batch_max where the batching rule takes a requested
     one, Time_queue where it honours a requested delay; alpha and beta for a scheduler that is sized by them."""
-    out = {"d_pre_cores"} if w.get("d_pre") == "cpu" else {"d_dpu_units"} if w.get("d_pre") == "dpu" else set()
+    out = {"d_pre_cores", "d_pre_audio"} if w.get("d_pre") == "cpu" else {"d_dpu_units"} if w.get("d_pre") == "dpu" \
+        else set()
     out |= {"fixed": {"d_qsize"}, "lognormal": {"d_mu", "d_sigma"}, "table": {"d_qtable"}}.get(w.get("d_qkind"), set())
     if w.get("d_batching"):
         rule = rule_for(w["d_batching"])
@@ -99,6 +101,7 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_custom": ", ".join(layout or []), "d_shares": ", ".join(f"{x:g}" for x in (s.gpu.shares or [50, 50])),
         "d_cores": s.host.cpu_cores, "d_reserved": s.host.cpu_reserved_cores,
         "d_pre": s.preprocessing.device.value, "d_pre_cores": s.preprocessing.cores or 0,
+        "d_pre_audio": s.preprocessing.cpu_audio_pipeline.value,
         "d_dpu_units": s.preprocessing.units, "d_rpc": s.rpc.preset.value, "d_link": s.rpc.link_gbps,
         "d_copy": s.rpc.copy_method or "preset", "d_orch": s.rpc.orchestration or "preset",
         "d_completion": s.rpc.completion or "preset",
@@ -108,6 +111,7 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_rate": s.workload.arrival.rate_rps, "d_arrival": s.workload.arrival.kind.value,
         "d_trace_unit": s.workload.arrival.trace_unit,
         ARRIVAL_EXTRA: s.workload.arrival.model_dump(mode="json", exclude={"kind", "rate_rps", "trace_unit"}),
+        **_input_len_widgets(s.workload.input_len),
         "d_qkind": s.workload.query_size.kind,
         "d_qsize": s.workload.query_size.size, "d_mu": s.workload.query_size.mu,
         "d_sigma": s.workload.query_size.sigma, "d_sla": s.workload.sla.latency_ms or 0.0,
@@ -116,6 +120,28 @@ def to_widgets(s: Scenario, gpu) -> dict:
         "d_pue": s.cost.pue,
         **_fpga_widgets(fpga or FpgaSpec()),
     }
+
+
+def _input_len_widgets(spec: InputLenSpec) -> dict:
+    return {"d_ilen_kind": spec.kind, "d_ilen_value": spec.value or 0.0, "d_ilen_low": spec.low,
+            "d_ilen_high": spec.high, "d_ilen_mu": spec.mu, "d_ilen_sigma": spec.sigma}
+
+
+def input_len_fields(kind: str) -> tuple[str, ...]:
+    """The input-length widgets a length law of `kind` reads (besides its kind)."""
+    return {"fixed": ("d_ilen_value",), "uniform": ("d_ilen_low", "d_ilen_high"),
+            "lognormal": ("d_ilen_mu", "d_ilen_sigma")}.get(kind, ())
+
+
+def _input_len(w: dict) -> dict:
+    """The input-length law the widgets describe; a fixed length of 0 is the profiled middle (the spec's None)."""
+    if "d_ilen_kind" not in w:  # a session from before these widgets: the spec's default
+        return {}
+    spec = {"kind": w["d_ilen_kind"], "low": float(w["d_ilen_low"]), "high": float(w["d_ilen_high"]),
+            "mu": float(w["d_ilen_mu"]), "sigma": float(w["d_ilen_sigma"])}
+    if w["d_ilen_value"]:
+        spec["value"] = float(w["d_ilen_value"])
+    return spec
 
 
 def fpga_defaults() -> dict:
@@ -188,6 +214,8 @@ def from_widgets(w: dict) -> dict:
     pre = {"device": w["d_pre"], "units": int(w["d_dpu_units"])}
     if w["d_pre_cores"]:
         pre["cores"] = int(w["d_pre_cores"])
+    if w.get("d_pre_audio", "published") != "published":  # PREBA's Librosa baseline (engine.stages.librosa)
+        pre["cpu_audio_pipeline"] = w["d_pre_audio"]
     accel = {"gpu": gpu}
     if w["d_mode"] == FPGA:
         fpga = {"boards": int(w["d_fpga_boards"]), "sparsity": float(w["d_fpga_sparsity"])}
@@ -201,7 +229,7 @@ def from_widgets(w: dict) -> dict:
             "host": {"cpu_cores": int(w["d_cores"]), "cpu_reserved_cores": int(w["d_reserved"])},
             "preprocessing": pre, "rpc": rpc, "batching": batching,
             "scheduler": {"policy": w["d_sched"], "alpha": float(w["d_alpha"]), "beta": float(w["d_beta"])},
-            "workload": {"arrival": _arrival(w), "query_size": query, "sla": sla},
+            "workload": {"arrival": _arrival(w), "query_size": query, "input_len": _input_len(w), "sla": sla},
             "cost": {"years": float(w["d_years"]), "usd_per_kwh": float(w["d_kwh"]), "pue": float(w["d_pue"])}}
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from engine.accelerator_side import GpuSide, Link, Partition
 from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile, query_size_pmf
-from engine.analytic.preba import backlog_cost_ratios, bucket_width
+from engine.analytic.preba_buckets import backlog_cost_ratios, bucket_width
 from engine.catalog import validate_layout
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
@@ -103,7 +103,7 @@ def padded_tables(scenario: Scenario, book: ProfileBook, partition: str, lengths
 
 
 def _uses_backlog_costs(scenario: Scenario, lengths: list[float], insts: list) -> bool:
-    """PREBA's length buckets priced by backlog (engine.analytic.preba): a variable-length model, one instance
+    """PREBA's length buckets priced by backlog (engine.analytic.preba_buckets): a variable-length model, one instance
     (the chain is for one; several keep the gather-and-queue model) and queries of one item (the buckets count
     requests)."""
     return (len(lengths) > 1 and rule_for(scenario.batching.policy).length_buckets and len(insts) == 1
@@ -112,8 +112,8 @@ def _uses_backlog_costs(scenario: Scenario, lengths: list[float], insts: list) -
 
 def preba_backlog_table(scenario: Scenario, book: ProfileBook, partition: str, lengths: list[float],
                         cap: int) -> np.ndarray:
-    """The backlog table of a partition (engine.analytic.preba.backlog_cost_ratios) from the simulator's per-length
-    rows at Batch_max (length_rows, clamped as there) and its bucket width (by the model's input unit)."""
+    """The backlog table of a partition (engine.analytic.preba_buckets.backlog_cost_ratios) from the simulator's
+    per-length rows at Batch_max (length_rows, clamped as there) and its bucket width (by the model's input unit)."""
     rows = length_rows(book, scenario, partition, lengths)
     row = np.array([r[min(cap, len(r)) - 1] for r in rows])
     dist = LengthDistribution.from_spec(scenario.workload.input_len, default=lengths[len(lengths) // 2])

@@ -19,13 +19,16 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
+from engine.analytic.rates import gpu_capacity_rps
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
-from engine.scenario import Scenario
+from engine.seed.papers import paper_results
+from engine.scenario import Scenario, load_scenario
 from engine.stages import StageCost
+from engine.stages.librosa import FIT_CLIP_S, FIT_ID, FIT_SCENARIO, LibrosaFit, fit_librosa
 from engine.stages.preprocess import CostTable, decode_partitions, preprocess_stage, sm_decode_charges
 from engine.stages.rpc import components_for, rpc_path, rpc_serial_executor, rpc_stage
-from engine.vocab import PreprocessDevice
+from engine.vocab import CpuAudioPipeline, PreprocessDevice
 
 
 MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)
@@ -98,6 +101,18 @@ def build_design(scenario: Scenario, ctx: Context) -> Design:
     stages, overhead, notes, gpu = ctx.memo(full_key, lambda: _shared_host_side(scenario, ctx, design0, gpu_key,
                                                                                rpc_json))
     return with_host(design0, scenario, stages, overhead, notes, gpu=gpu)
+
+
+def librosa_fit(ctx: Context) -> LibrosaFit:
+    """PREBA's Librosa CPU audio cost (engine.stages.librosa), fitted once per context: the published cores of
+    paper_results row FIT_ID over the clips/s this engine gives FIT_SCENARIO's GPUs without preprocessing (its
+    GPU capacity, as the preprocessing study's Fig 8 view reads it)."""
+    def make() -> LibrosaFit:
+        design = build_design(load_scenario(FIT_SCENARIO, ctx.book), ctx)  # no preprocessing: no recursion
+        clips = gpu_capacity_rps(design.gpu, design.q_mean, design.q_pmf, design.scheduler) * design.q_mean
+        figure = paper_results()[FIT_ID]
+        return fit_librosa(figure.value, clips, f"PREBA {figure.where} ({figure.value:g} {figure.unit})", FIT_CLIP_S)
+    return ctx.memo(("librosa-fit",), make)
 
 
 def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple, rpc_json: str):
@@ -179,11 +194,13 @@ def _host_side(scenario: Scenario, ctx: Context, design0: Design, q: float, b: i
     audio_s = design0.gpu.input_len if model_row.get("preprocess") == "audio" else None
     cpu_pool_shared = pre_spec.device == PreprocessDevice.CPU and pre_spec.cores is None
     pre_cores = free if cpu_pool_shared else min(pre_spec.cores or 0, free)
+    librosa = (librosa_fit(ctx) if pre_spec.device == PreprocessDevice.CPU and audio_s is not None
+               and pre_spec.cpu_audio_pipeline == CpuAudioPipeline.LIBROSA and not pre_spec.ms_per_item else None)
     pre = ctx.memo(("pre", pre_spec, scenario.model, pre_cores, free, audio_s, link.name, decode_on),
                    lambda: preprocess_stage(pre_spec, model_row, ctx.cost_table(),
                                             max(pre_cores, 1e-9) if pre_cores else free, audio_s=audio_s,
                                             pcie_gen=link.pcie_gen, partitions=[] if link.decode_gpu is None
-                                            else decode_partitions(link.decode_gpu, decode_on)))
+                                            else decode_partitions(link.decode_gpu, decode_on), librosa=librosa))
     pre = _scaled(pre, q)
     stages: list[StageCost] = []
     if cpu_pool_shared and pre.service_s > 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.analytic import gather_scan
-from engine.analytic.preba import partition_backlog_table
+from engine.analytic.preba_chain import partition_backlog_table
 from engine.analytic.rates import GPU_SCV, GpuPoint, _gpu_point, _groups, gpu_capacity_rps
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for

@@ -35,7 +35,7 @@ from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wa
                                       timeout_batch_wait, wait_quantile)
 from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, normal_quantile,
                                          request_service_quantile, request_weighted_service)
-from engine.analytic.preba import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
+from engine.analytic.preba_chain import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
@@ -136,7 +136,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
 
 
 def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float, cap: float) -> GpuPoint:
-    """PREBA with length buckets on one instance (engine.analytic.preba.preba_backlog_queue): batches grow cheaper
+    """PREBA with length buckets on one instance (engine.analytic.preba_chain.preba_backlog_queue): batches grow cheaper
     with the backlog they are cut from, so the chain gives the waits, the batch sizes and the service time of a
     request's batch at every load up to the pure-bucket capacity. The wait splits as for the timer chain: the
     isolated timer batch's gathering (uniform over Time_queue), the rest a wait for the instance with an

@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.analytic.design import Design
 from engine.analytic.gather_scan import gg_c_wait_vec, service_at
-from engine.analytic.preba import partition_backlog_table
+from engine.analytic.preba_chain import partition_backlog_table
 from engine.analytic.rates import GPU_SCV, _full_batches, _groups
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile

@@ -33,5 +33,5 @@ MAX_OVERSUBSCRIBED_INSTANCES = 500
 RESTART_LOAD_S = 3.0
 STANDBY_SWITCH_S = 200e-6
 
-#: the keys of engine.reproduce.papers.PAPERS
+#: the keys of engine.seed.papers.PAPERS
 REPRODUCE_PAPERS = ("preba", "paris-elsa", "gpu-primitives", "eif", "splitrpc")

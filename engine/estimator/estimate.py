@@ -79,9 +79,13 @@ class Estimator:
         self.model_names: frozenset[str] = frozenset(costs["model"]) if len(costs) else frozenset()
 
     @classmethod
-    def from_store(cls, store) -> "Estimator":
-        return cls(store.table("model_costs"), store.table("gpu_specs"), store.catalog(), store.latency_points(),
-                   loo_error=expected_errors())
+    def from_store(cls, store, catalog: Optional[Catalog] = None,
+                   points: Optional[pd.DataFrame] = None) -> "Estimator":
+        """The store's cost tables and specs; `catalog` and `points` (store.catalog(), store.latency_points()) where
+        the caller has read them already (ProfileBook.from_store), so a start-up reads each once."""
+        return cls(store.table("model_costs"), store.table("gpu_specs"),
+                   store.catalog() if catalog is None else catalog,
+                   store.latency_points() if points is None else points, loo_error=expected_errors())
 
     def with_model(self, name: str, rows: Sequence) -> "Estimator":
         """This estimator plus one more model (an uploaded ONNX graph's cost rows); the calibration is shared."""

@@ -190,6 +190,23 @@ def slowdown(threads: int, sparsity: float, fit: SlowdownFit = EIF_FIT) -> float
     return math.exp(c0 + c1 * x + c2 * y + c3 * x * y)
 
 
+def one_multiplier_bound(threads: int, sparsity: float) -> float:
+    """Slowdown (fraction) if `threads` share one multiplier, the SDMC reading of EIF Sec IV-B / Fig 5 (drawn for two).
+
+    Each thread offers one multiplication per cycle, effective (no zero operand) with probability 1 - sparsity;
+    the multiplier takes one effective multiplication per cycle, so when threads x (1 - sparsity) > 1 it is the
+    bottleneck and every thread runs that many times slower: slowdown = max(0, threads x (1 - sparsity) - 1), a
+    throughput bound (queueing adds to it). Not the engine's law: at six threads it gives 80-200 % for Table I's
+    70-50 % sparsity against Fig 8's < 20 %, and the paper does not say how many multipliers a 4- or 6-thread PE
+    has, so the slowdown stays the fit (`slowdown`).
+    """
+    if int(threads) != threads or threads < 1:
+        raise FpgaModelError(f"threads must be a whole number >= 1, got {threads!r}")
+    if not 0 <= sparsity < 1:
+        raise FpgaModelError(f"sparsity must be a fraction in [0, 1), got {sparsity!r}")
+    return max(0.0, threads * (1.0 - sparsity) - 1.0)
+
+
 def clamped_sparsity(sparsity: float, fit: SlowdownFit = EIF_FIT) -> float:
     """The sparsity the fit is read at: held within the reported levels."""
     return min(max(sparsity, fit.sparsity_lo), fit.sparsity_hi)

@@ -108,7 +108,8 @@ class ProfileBook:
 
     @classmethod
     def from_store(cls, store) -> "ProfileBook":
-        return cls(store.latency_points(), store.table("models"), store.catalog(), Estimator.from_store(store))
+        points, catalog = store.latency_points(), store.catalog()  # read once, for the book and its estimator
+        return cls(points, store.table("models"), catalog, Estimator.from_store(store, catalog, points))
 
     def can_estimate(self, model: str, sku: str) -> bool:
         """Whether the estimator has a cost table for `model` and peak specs for `sku`."""

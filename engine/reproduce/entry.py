@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from engine.reproduce.papers import paper_results
+from engine.seed.papers import paper_results
 
 IN_SAMPLE, OUT_OF_SAMPLE, NOT_MODELLED = "in-sample", "out-of-sample", "not modelled"
 

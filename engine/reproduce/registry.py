@@ -7,7 +7,7 @@ from typing import Optional
 
 from engine.errors import KneepointError
 from engine.reproduce.entry import Entry
-from engine.reproduce.papers import PAPERS
+from engine.seed.papers import PAPERS
 from engine.reproduce.preset import Preset, PresetError, SeedPreset
 from engine.reproduce import eif, gpu_primitives, paris_elsa, preba, splitrpc
 

@@ -59,7 +59,7 @@ def grid(quick: bool = False) -> list[dict]:
 
 def variable_grid(quick: bool = False, policies: Optional[tuple[str, ...]] = None) -> list[dict]:
     """Scenario dicts of the variable-length models, one per batching policy (first-idle-first-serve); PREBA
-    batches them by length bucket (engine.analytic.preba)."""
+    batches them by length bucket (engine.analytic.preba_buckets)."""
     if policies is None:
         policies = ("work-conserving",) if quick else VARIABLE_BATCHING
     return [{**base, "name": f"{label} {batching} fifs", "batching": {"policy": batching}}

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.gpu import KNEE_PERCENTILE, KNEE_RULE
-from engine.analytic.preba import bucket_width as _width_for_unit
+from engine.analytic.preba_buckets import bucket_width as _width_for_unit
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileError
 

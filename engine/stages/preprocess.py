@@ -4,7 +4,9 @@ Pure functions over DataFrames of the store's tables. One request is one item (P
 requests; for n items scale service_s and host_cpu_s by n). Units: seconds, items/s, bytes, GB/s (10^9 B/s).
 
 Defaults and where they come from (all overridable through PreprocessingSpec):
-- CPU: cost per item per core from preprocessing_points (see cpu_cost_per_item_s). Service-time
+- CPU: cost per item per core from preprocessing_points (see cpu_cost_per_item_s); for audio with
+  spec.cpu_audio_pipeline 'librosa', PREBA's Librosa baseline instead (engine.stages.librosa: ms per audio
+  second fitted on PREBA Fig 8, passed in by the caller as a LibrosaFit). Service-time
   scv IMAGE_SCV = AUDIO_SCV = 0.3 (assumption: ImageNet pixel counts and LibriSpeech lengths vary
   with a CV of about 0.5, and the cost is roughly linear in the input size).
 - DPU (PREBA 4.2 gives no per-CU timings; derived): image CU II = DPU_IMAGE_II_MS_PER_MP x MP, the
@@ -34,7 +36,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.stages.base import StageCost
-from engine.vocab import PreprocessDevice
+from engine.stages.librosa import LibrosaFit
+from engine.vocab import CpuAudioPipeline, PreprocessDevice
 
 if TYPE_CHECKING:  # the spec's type only
     from engine.scenario import PreprocessingSpec
@@ -299,12 +302,15 @@ class CostTable:
 
 
 def preprocess_stage(spec: PreprocessingSpec, model_row, points: "pd.DataFrame | CostTable", free_cores: float,
-                     audio_s: Optional[float] = None, pcie_gen: int = 4, partitions: Sequence = ()) -> StageCost:
+                     audio_s: Optional[float] = None, pcie_gen: int = 4, partitions: Sequence = (),
+                     librosa: Optional[LibrosaFit] = None) -> StageCost:
     """StageCost of preprocessing one item on spec.device (PREBA 3.3 CPU bottleneck, 4.2 DPU, 6 'Ideal').
 
     model_row: a ModelRow dict/Series (preprocess 'image'|'audio'|'none'); text models cost nothing.
     free_cores: host cores left for preprocessing; pcie_gen: the DPU's link; partitions: for GPU decode,
-    DecodePartition or (name, jpeg, nvdec[, sm_share]) per partition (see decode_partitions).
+    DecodePartition or (name, jpeg, nvdec[, sm_share]) per partition (see decode_partitions); librosa: the
+    fitted cost of PREBA's Librosa pipeline (engine.stages.librosa), needed when audio runs on the CPU with
+    spec.cpu_audio_pipeline 'librosa'.
     """
     table = points if isinstance(points, CostTable) else CostTable(points)
     device, pipeline = PreprocessDevice(spec.device), str(_get(model_row, "preprocess", "none"))
@@ -321,10 +327,17 @@ def preprocess_stage(spec: PreprocessingSpec, model_row, points: "pd.DataFrame |
             notes.append(f"asked for {spec.cores} cores, only {free_cores:g} free: using {free_cores:g}")
         if cores <= 0:
             raise ValueError(f"no host cores left for CPU preprocessing (free_cores = {free_cores})")
+        librosa_asked = spec.cpu_audio_pipeline == CpuAudioPipeline.LIBROSA
         if spec.ms_per_item:
             cost, basis = spec.ms_per_item / 1e3, "override ms_per_item"
+        elif librosa_asked and pipeline == "audio":
+            if librosa is None:
+                raise ValueError("the 'librosa' CPU audio pipeline needs its fit (engine.analytic.pipeline.librosa_fit)")
+            cost, basis = librosa.ms_per_audio_s * size / 1e3, librosa.basis
         else:
             cost, _rows, basis = table.cpu_cost(pipeline, spec.image_megapixels, audio_s)
+            if librosa_asked:
+                notes.append("cpu_audio_pipeline 'librosa' prices audio only: this image pipeline uses its rows")
         notes.append(f"{pipeline} {size:g} {unit}: {cost * 1e3:.3f} ms per item per core ({basis})")
         notes.append(f"{cores:g} cores -> {cores / cost:,.0f} items/s; scv {scv} (input sizes vary)")
         return StageCost(name=name, service_s=cost, servers=cores, scv=scv, capacity_rps=cores / cost,

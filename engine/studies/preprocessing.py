@@ -20,10 +20,11 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, sla_bounded_rate
 from engine.analytic.design import Design
+from engine.analytic.pipeline import librosa_fit
 from engine.accelerator_side import GpuSide
 from engine.analytic.rates import gpu_capacity_rps
 from engine.scenario import PreprocessingSpec, Scenario
-from engine.vocab import PreprocessDevice
+from engine.vocab import CpuAudioPipeline, PreprocessDevice
 from engine.stages import StageCost
 from engine.stages.preprocess import (DPU_CUS_PER_CARD, DecodePartition, cores_needed, cpu_cost_per_item_s,
                                       decode_partitions, dpu_bytes_per_item, dpu_sizing, pcie_gbps, preprocess_stage,
@@ -108,7 +109,7 @@ class CostPoint(_Row):
 class CpuCostEstimate(_Row):
     """The CPU pipeline's cost per item per core at the design's input size, preferring one kind of row."""
 
-    prefer: str  # measured | published
+    prefer: str  # measured | published | derived (PREBA's Librosa pipeline, fitted: engine.stages.librosa)
     ms_per_item: float
     basis: str
     found: bool  # rows of the preferred kind exist (else the estimate fell back to the other kind)
@@ -213,6 +214,10 @@ def preprocessing_study(scenario: Scenario, ctx: Context) -> PreprocessingStudy:
     dpu = _dpu_summary(scenario.preprocessing, base.q_mean, gpu.pcie_gen, dpu_times, scaling[-1]) if needs else None
     points, costs = ctx.memo(("view:costs", pipeline, size, audio_s),
                              lambda: _costs(ctx.preprocessing_points, pipeline, size, audio_s))
+    if pipeline == "audio" and scenario.preprocessing.cpu_audio_pipeline == CpuAudioPipeline.LIBROSA:
+        fit = librosa_fit(ctx)  # what the design's CPU pool runs: first, so the page's headline cost is its
+        costs = (CpuCostEstimate(prefer="derived", ms_per_item=fit.ms_per_audio_s * audio_s, basis=fit.basis,
+                                 found=True),) + costs
     return PreprocessingStudy(model=scenario.model, pipeline=pipeline, input_size=size,
                              input_unit={"image": "MP", "audio": "s of audio"}.get(pipeline, ""), q_mean=base.q_mean,
                              scaling=scaling, devices=devices, decode=decode, dpu=dpu, cost_points=points,
