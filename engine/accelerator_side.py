@@ -62,12 +62,16 @@ class Partition(BaseModel):
 
     def service(self, b: float) -> float:
         """Mean service time (s) of a batch of b items, linear between integer batches."""
-        b = min(max(b, 1.0), len(self.mean_s))
+        means = self.mean_s
+        top = len(means)
+        b = min(max(b, 1.0), top)
         whole = int(math.floor(b))
-        if whole >= len(self.mean_s):
-            return float(self.mean_s[-1])
+        if whole >= top:
+            return float(means[-1])
         fraction = b - whole
-        return float(self.mean_s[whole - 1] * (1 - fraction) + self.mean_s[whole] * fraction)
+        if getattr(means, "dtype", None) == np.float64:  # the same arithmetic on Python floats: item() skips numpy's scalar objects
+            return float(means.item(whole - 1) * (1 - fraction) + means.item(whole) * fraction)
+        return float(means[whole - 1] * (1 - fraction) + means[whole] * fraction)
 
     def tail(self, b: float) -> float:
         b = int(round(min(max(b, 1.0), len(self.tail_s))))

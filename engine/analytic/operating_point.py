@@ -9,10 +9,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.design import Design
-from engine.analytic.gather_scan import gg_c_wait_vec
 from engine.analytic.host_point import StagePoint, host_stage_point
-from engine.analytic.rate_scan import prefetch_gpu_points
+from engine.analytic.rate_scan import prefetch_gpu_points, scans_as_array
 from engine.analytic.rates import GpuPoint, gpu_capacity_rps, gpu_point
+from engine.analytic.sla_bound import BOUND_MARGIN, host_waits, sla_latency_lower_bound, sla_latency_lower_bounds
 from engine.profiles.tails import lognormal_quantile, percentile_key
 from engine.results import SlaLimit, SlaLimitKind
 
@@ -189,6 +189,8 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
     previous such step did not close the bracket, by a bisection step, so a latency that jumps (a regime change)
     costs at most twice what bisection does.
     """
+    if sla_latency_lower_bound(design) * (1 - BOUND_MARGIN) > design.sla_s:
+        return 0.0  # no rate can meet the SLA: the scan below would find none passing (what it returns then)
     cap, _, _ = capacity(design)
     grid = scan_rates(design, cap, points)
     sla = design.sla_s
@@ -197,6 +199,8 @@ def sla_bounded_rate(design: Design, points: int = SCAN_POINTS, rtol: float = SL
         return 0.0
     if i + 1 >= len(grid):
         return float(_bisect_up(design, grid[i], cap, rtol))
+    if i + 1 not in excess:  # failed on its lower bound alone (_last_passing): the refinement starts from its value
+        excess[i + 1] = sla_latency(design, float(grid[i + 1])) - sla
     lo, hi, e_lo, e_hi = float(grid[i]), float(grid[i + 1]), excess[i], excess[i + 1]
     side, passed, closed_last = 0, [(lo, e_lo)], False  # passed: the latest passing (rate, excess), true values
     while hi - lo > rtol * hi:
@@ -256,19 +260,30 @@ def _last_passing(design: Design, grid: np.ndarray) -> tuple[Optional[int], dict
     cheaper a rate than one by one."""
     excess: dict[int, float] = {}
     top = len(grid) - 1
-    one_by_one = 0 if no_load_floor(design) > design.sla_s else SCAN_ONE_BY_ONE
+    if no_load_floor(design) > design.sla_s:
+        one_by_one = 0
+    elif scans_as_array(design.gpu, design.scheduler):
+        one_by_one = SCAN_ONE_BY_ONE
+    else:  # the side's state comes one rate at a time whichever way: stop at the first passing rate from the top
+        one_by_one = len(grid)
+    # rates whose lower bound (engine.analytic.sla_bound) misses the SLA fail without being worked out
+    waits = host_waits(design, grid)
+    hopeless = sla_latency_lower_bounds(design, grid, waits) * (1 - BOUND_MARGIN) > design.sla_s
     for k in range(top, max(top - one_by_one, -1), -1):
+        if hopeless[k]:
+            continue
         excess[k] = sla_latency(design, float(grid[k])) - design.sla_s
         if excess[k] <= 0:
             return k, excess
-    rest = grid[:max(top - one_by_one, -1) + 1]
+    rest = np.flatnonzero(~hopeless[:max(top - one_by_one, -1) + 1])
     if not len(rest):
         return None, excess
-    prefetch_gpu_points(design.gpu, design.scheduler, rest, design.q_mean, design.q_pmf, design.sla_percentile)
-    below = _scan_latencies(design, rest) - design.sla_s
-    excess.update(enumerate(below.tolist()))
+    rates = grid[rest]
+    prefetch_gpu_points(design.gpu, design.scheduler, rates, design.q_mean, design.q_pmf, design.sla_percentile)
+    below = _scan_latencies(design, rates, [(wait[rest], wait_q[rest]) for wait, wait_q in waits]) - design.sla_s
+    excess.update(zip(rest.tolist(), below.tolist()))
     passing = np.flatnonzero(below <= 0)
-    return (int(passing[-1]) if len(passing) else None), excess
+    return (int(rest[passing[-1]]) if len(passing) else None), excess
 
 
 def no_load_floor(design: Design) -> float:
@@ -285,23 +300,21 @@ def no_load_floor(design: Design) -> float:
     return _quantile(mean, excess)
 
 
-def _scan_latencies(design: Design, rates: np.ndarray) -> np.ndarray:
-    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (host_point's
-    formulas: Allen-Cunneen mean, exponential tail; engine.analytic.gather_scan.gg_c_wait_vec) and the GPU side
-    read from gpu_point, summed as _point and _quantile do (mean plus the excesses in quadrature)."""
+def _scan_latencies(design: Design, rates: np.ndarray, waits: Optional[list] = None) -> np.ndarray:
+    """sla_latency (s) at each of `rates` (requests/s), the host stages' G/G/c waits as arrays (sla_bound.host_waits
+    at these rates, if already worked out) and the GPU side read from gpu_point, summed as _point and _quantile do
+    (mean plus the excesses in quadrature)."""
     p = design.sla_percentile
+    waits = host_waits(design, rates) if waits is None else waits
     gpus = [gpu_point(design.gpu, design.scheduler, float(r), design.q_mean, design.q_pmf, p) for r in rates]
     mean = np.zeros(len(rates))
     excess = []  # in _point's order: host waits, host services, batching, GPU queue, GPU service
     services = []
     with np.errstate(invalid="ignore"):
-        for stage in design.host_stages:
+        for stage, (wait, wait_q) in zip(design.host_stages, waits):
             if stage.service_s <= 0:  # no service: host_stage_point's zero-service stage
-                wait = np.where(rates / stage.capacity_rps < 1, 0.0, math.inf)
-                wait_q, service, service_q = wait, 0.0, 0.0
+                service, service_q = 0.0, 0.0
             else:
-                servers = max(stage.capacity_rps * stage.service_s, 1e-9)
-                wait, wait_q = gg_c_wait_vec(rates, stage.service_s, servers, 1.0, stage.scv, p)
                 service, service_q = stage.service_s, lognormal_quantile(stage.service_s, stage.scv, p)
             mean = mean + (stage.fixed_s + wait + service)
             excess.append(wait_q - wait)

@@ -113,7 +113,7 @@ def gg_c_wait(lam: float, mean_s: float, c: float, ca2: float, cs2: float, p: fl
     if lam >= k * mu:
         return math.inf, math.inf, 1.0
     pw = erlang_c(k, lam / mu)
-    wq = allen_cunneen_wait(lam, mean_s, c, ca2, cs2)
+    wq = pw / (k * mu - lam) * (ca2 + cs2) / 2  # allen_cunneen_wait, with the Erlang C just worked out
     # the exponential tail keeps its M/M/c shape but is stretched by the variability factor
     return wq, wait_quantile(wq, pw, p), pw
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Optional
 
 import numpy as np
@@ -34,8 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
                                       timeout_batch_wait, wait_quantile)
-from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, request_service_quantile,
-                                         request_weighted_service)
+from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, normal_quantile,
+                                         request_service_quantile, request_weighted_service)
 from engine.analytic.preba_chain import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
 from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
@@ -217,7 +216,7 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     n = len(parts)
     tq = gpu.time_queue_s
     # identical partitions behave alike: work per distinct partition, weighted by how many there are
-    reps, counts = _groups(parts)
+    reps, counts, kinds = _kinds(gpu)
     big = [float(part.max_batch) for part in reps]
     # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
     # each partition only its share
@@ -227,8 +226,12 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     def batches(level: float) -> list[float]:  # batch size of each partition type at fill level `level`
         return [max(low, 1 + level * (top - 1)) for low, top in zip(b_lo, big)]
 
-    def items_capacity(level: float) -> float:
-        return sum(count * x / part.service(x) for count, x, part in zip(counts, batches(level), reps))
+    def items_capacity(level: float) -> float:  # sum(count x / t(x)) over the partition types, as a plain loop
+        total = 0
+        for count, low, top, part in zip(counts, b_lo, big, reps):
+            x = max(low, 1 + level * (top - 1))
+            total += count * x / part.service(x)
+        return total
 
     saturated = items_capacity(0.0) <= lam_items
     fill = 0.0
@@ -249,7 +252,6 @@ def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchM
     else:
         share_t = cnt / n
     util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
-    kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
     return _BatchMix(saturated=saturated, reps=reps, counts=counts, bt=bt, svc_t=svc_t, share_t=share_t,
                      batch=[float(bt[kind]) for kind in kinds], utils=tuple(float(util_t[kind]) for kind in kinds),
                      share=np.array([share_t[kind] / cnt[kind] for kind in kinds]),
@@ -273,14 +275,20 @@ def _all_busy_regime(gpu: GpuSide, scheduler: SchedulerPolicy, mix: _BatchMix, l
     """Every instance busy: a request waits for the next to free up, t/(c+1) on average and up to p t (t the
     mean batch time, c instances), plus the queue that builds as the load approaches what full batches carry
     (G/G/c on full batches with c_a^2 = 1/b, which grows without bound at capacity; _queue)."""
-    parts = gpu.partitions
-    n = len(parts)
-    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
-    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
-    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full,
-                              full / np.array([part.max_batch for part in parts]), mix.share, p)
+    n = len(gpu.partitions)
+    b_full, full_rates = gpu.remember(("full batches",), lambda: _full_batches(gpu.partitions))
+    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full, full_rates,
+                              mix.share, p)
     return _BusyRegime(full_mean_s=w_full, full_q_s=w_full_q, mean_s=mix.svc_mean / (n + 1) + w_full,
                        q_s=p * mix.svc_mean + w_full_q)
+
+
+def _full_batches(parts) -> tuple[float, np.ndarray]:
+    """(the mean full batch, items, over the partitions' full-batch rates; each partition's full batches per s):
+    what _all_busy_regime reads of a side at every rate."""
+    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
+    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
+    return b_full, full / np.array([part.max_batch for part in parts])
 
 
 @dataclass(frozen=True)
@@ -398,7 +406,7 @@ def _bulk_wait(part, lam_items: float, p: float) -> tuple[float, float, np.ndarr
     """(mean wait, p-quantile of the wait, batch-size law) of one work-conserving instance (bulk_service_queue);
     the wait's tail exponential, as for the other queues (wait_quantile)."""
     cap = max(1, int(part.max_batch))
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     means, tails = batch_tables(part, cap)
     q = bulk_service_queue(lam_items, means, lognormal_sigmas_for_ratios(tails / means, z))
     return q.wait_mean_s, wait_quantile(q.wait_mean_s, q.p_wait, p), q.batch_pmf
@@ -408,7 +416,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
     """timer_batch_queue for one instance with Time_queue `tq` at `lam_items` items/s, its batch times log-normal
     with the partition's mean and p-quantile tables (as _bulk_wait)."""
     cap = max(1, int(part.max_batch))
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     means, tails = batch_tables(part, cap)
     return timer_batch_queue(lam_items, tq, means, lognormal_sigmas_for_ratios(tails / means, z))
 
@@ -416,7 +424,7 @@ def _timer_wait(part, lam_items: float, tq: float, p: float) -> BatchingQueue:
 def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float:
     """Log-sd of the batch service time from the partitions' tail-to-mean ratios at their batches (the
     simulator draws a batch's time log-normal; a variable-length model's tail holds its lengths' spread)."""
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     ratio = float(np.dot(share_t, [pt.tail(x) / pt.service(x) for pt, x in zip(reps, bt)]))
     return lognormal_sigma_for_ratio(ratio, z)
 
@@ -425,13 +433,26 @@ def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple
     """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 when the scheduler
     deals arrivals evenly, as round-robin does)."""
     if not scheduler_rule_for(scheduler).pooled:
-        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n
-        waits = [gg_c_wait(lam_jobs * s, 1 / r, 1, ca2 / n, cs2, p) for s, r in zip(share, rates)]
+        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n; partitions alike wait alike
+        alike: dict = {}
+        waits = [alike[(s, r)] if (s, r) in alike else alike.setdefault((s, r), gg_c_wait(lam_jobs * s, 1 / r, 1,
+                                                                                           ca2 / n, cs2, p))
+                 for s, r in zip(share, rates)]
         return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)
     servers = n
     mean_s = n / float(np.sum(rates))  # pooled service time with the partitions' total capacity
     wq, wqq, _ = gg_c_wait(lam_jobs, mean_s, servers, ca2, cs2, p)
     return wq, wqq
+
+
+def _kinds(gpu: GpuSide) -> tuple[list, list[int], list[int]]:
+    """_groups of the side's partitions and each partition's index among the distinct ones (remembered)."""
+    def make():
+        reps, counts = _groups(gpu.partitions)
+        return reps, counts, [next(kind for kind, rep in enumerate(reps) if rep.name == part.name)
+                              for part in gpu.partitions]
+
+    return gpu.remember(("kinds",), make)
 
 
 def _groups(parts) -> tuple[list, list[int]]:

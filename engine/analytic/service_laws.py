@@ -46,12 +46,18 @@ def _log_factorials(cap: int) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def normal_quantile(p: float) -> float:
+    """The standard normal p-quantile, NormalDist().inv_cdf(p), remembered: a few percentiles, asked at every rate."""
+    return NormalDist().inv_cdf(p)
+
+
 def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> float:
     """p-quantile (s) of the service time of the batch a random request is in, over (partition, mean batch,
     share of requests) triples: the mixture over partitions (by share) and batch sizes k (size-biased,
     weights k P(k) from batch_size_pmf) of log-normal batch times with mean t(k) and p-quantile tail(k)
     (the partitions' tables), solved on the mixture's survival function (lognormal_mixture_quantile)."""
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     weights, mus, sigmas = [], [], []
     for part, b_mean, share in mix:
         pmf = size_law(part, b_mean)
@@ -81,10 +87,10 @@ def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     target = 1.0 - p
-    z = abs(NormalDist().inv_cdf(p))
+    z = abs(normal_quantile(p))
     top = float(sigma.max())
     lo, hi = float(mu.min()) - 4 * top, float(mu.max()) + (z + 4) * top
-    xs = np.linspace(lo, hi, MIXTURE_GRID)
+    xs = _grid(lo, hi)
     surv = weight @ ndtr(-(xs[None, :] - mu[:, None]) / sigma[:, None])
     above = np.nonzero(surv > target)[0]
     if len(above) == 0:
@@ -115,6 +121,19 @@ def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.nda
 
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GRID_STEPS = np.arange(MIXTURE_GRID, dtype=float)
+
+
+def _grid(lo: float, hi: float) -> np.ndarray:
+    """np.linspace(lo, hi, MIXTURE_GRID), the same values (its arithmetic: k (hi - lo) / (n - 1) + lo, the end
+    set to hi) without its per-call checks, which cost as much as the rest of the mixture's bracketing."""
+    step = (hi - lo) / (MIXTURE_GRID - 1)
+    if step == 0 or not math.isfinite(step):
+        return np.linspace(lo, hi, MIXTURE_GRID)
+    xs = _GRID_STEPS * step
+    xs += lo
+    xs[-1] = hi
+    return xs
 
 
 def request_weighted_service(part, b_mean) -> float:
@@ -181,7 +200,7 @@ def job_law(part, q_pmf: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
     q_pmf[k-1]) a log-normal batch time with the partition's mean and p-quantile at k, by JOB_NODES quantiles."""
     from scipy.special import ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
-    z = NormalDist().inv_cdf(p)
+    z = normal_quantile(p)
     means, tails = batch_tables(part, len(q_pmf))
     sigma = lognormal_sigmas_for_ratios(tails / means, z)
     u = ndtri((np.arange(JOB_NODES) + 0.5) / JOB_NODES)

@@ -145,9 +145,9 @@ def _rows_behind_full(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarra
         arrivals_pmf = full_pmf.mean(axis=0)
         dest = deep[:, None] - cap + np.arange(states + cap)[None, :]
         inside = dest < states - 1
-        row_index = np.broadcast_to(np.arange(len(deep))[:, None], dest.shape)
         values = np.broadcast_to(arrivals_pmf[None, :], dest.shape)
-        row[row_index[inside], dest[inside]] = values[inside]
+        for r, first in enumerate((deep - cap).tolist()):  # destinations first.. one by one (a slice per row)
+            row[r, first:states - 1] = arrivals_pmf[:states - 1 - first]
         row[:, states - 1] = np.where(inside, 0.0, values).sum(axis=1)
     area = (deep - cap + 1) * full_times.mean() + chain.lam * (full_times ** 2).mean() / 2
     return deep, _Rows(row, area, np.full(len(deep), full_times.mean()), np.ones(len(deep)))

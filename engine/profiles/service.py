@@ -101,6 +101,8 @@ class ProfileBook:
         self._curves: dict[tuple, Curve] = {}
         self._knees: dict[tuple, "Knee"] = {}
         self._fixed: dict[str, bool] = {}
+        self._limits: dict[tuple, Optional[int]] = {}
+        self._by_series: Optional[dict[tuple, pd.DataFrame]] = None  # the points of each (model, sku, partition)
         self.model_names: frozenset[str] = frozenset(points["model"]) | (
             estimator.model_names if estimator is not None else frozenset())
 
@@ -145,8 +147,14 @@ class ProfileBook:
         """Largest batch with weights + batch x activation memory within the partition (None if unknown).
 
         Activation memory is per sample at the model's reference input, whatever `input_len` is: the
-        limit is not scaled with the input length.
+        limit is not scaled with the input length. Remembered (the book is immutable; a search asks ~350 times).
         """
+        key = (model, sku, partition, input_len)
+        if key not in self._limits:
+            self._limits[key] = self._memory_limit(model, sku, partition, input_len)
+        return self._limits[key]
+
+    def _memory_limit(self, model: str, sku: str, partition: str, input_len: Optional[float]) -> Optional[int]:
         if model not in self.models.index:
             if self.can_estimate(model, sku):
                 return self.estimator.memory_max_batch(model, sku, partition, "fp16", input_len)
@@ -160,8 +168,12 @@ class ProfileBook:
     # -- curves ------------------------------------------------------------------
 
     def _series(self, model: str, sku: str, partition: str) -> pd.DataFrame:
-        p = self.points
-        return p[(p["model"] == model) & (p["sku"] == sku) & (p["partition"] == partition)]
+        """The points of one (model, GPU, partition), in the table's order (grouped once: a search asks ~50 times,
+        each a filter of the whole table)."""
+        if self._by_series is None:
+            self._by_series = dict(iter(self.points.groupby(["model", "sku", "partition"], sort=False)))
+        series = self._by_series.get((model, sku, partition))
+        return self.points.iloc[0:0] if series is None else series
 
     def _pick(self, df: pd.DataFrame, precision: Optional[str], framework: Optional[str],
               where: str) -> tuple[str, str]:
