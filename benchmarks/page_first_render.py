@@ -224,10 +224,11 @@ def main() -> None:
                          statistics.median(w[1] for w in warm), statistics.median(tabs), False, float("nan")))
             print(f"  floor /{path}: cold {cold:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s",
                   file=sys.stderr)
-        for root in roots:
-            use_root(root)
-            db = build_db(root)
-            for path in pages:
+        dbs = {root: build_db(root) for root in roots}
+        for path in pages:  # each page on every root in turn, so a change of load hits both sides alike
+            for root in roots:
+                use_root(root)
+                db = dbs[root]
                 marker = MARKERS.get(path, FALLBACK)
                 link = f"{path}?{QUERIES[path]()}" if path in QUERIES else path
                 proc, url, ready = start_server(db, serve=not args.plain)
