@@ -12,16 +12,23 @@ once before the first server, so no figure pays for building it (benchmarks/stor
 Goal (issue 18): <= 5 s cold and <= 2 s warm, every page. The table also says whether Streamlit's
 "Page not found" dialog showed up on the deep link.
 
+The floor: in the same run, the same browser and the same way, the two pages of benchmarks/render_floor/ (a bare
+Streamlit app with the app's settings: a title and a metric; a title, a metric and one 3-point Plotly chart) are
+measured first, as reference rows. They are what Streamlit alone costs on this machine, so a page can be no faster
+than the floor page of its kind (a metric marker or a chart marker), and the table prints each page's excess over
+it ("over floor", warm). On a loaded two-core machine the chart floor alone can be above the 2 s warm goal.
+
     .venv/bin/python benchmarks/page_first_render.py [--pages ,cost-model] [--plain] [--warm-runs 3] [--root DIR]
+                                                     [--no-floor]
     (--pages: url paths, an empty one for the default page; --root: serve another checkout of the app, e.g. a
-    worktree of main, to compare side by side in the same conditions)
+    `git archive` of main, to compare side by side in the same conditions; repeat it (--root A --root B) to
+    measure several checkouts in one run, each page of each root in turn)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import socket
 import statistics
 import subprocess
@@ -32,6 +39,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from ui.serve import app_url_paths  # noqa: E402  (this checkout's, whichever checkout is served)
+
+FLOOR = Path(__file__).resolve().parent / "render_floor"  # the bare Streamlit app of the floor rows
 CHROMIUM = "/usr/bin/chromium"
 COLD_GOAL_S, WARM_GOAL_S = 5.0, 2.0
 TIMEOUT_MS = 120_000  # a render that takes longer is a failure, not a figure
@@ -52,13 +63,18 @@ MARKERS = {
 # url_path -> the deep link's query: Compare is opened on the PREBA preset's designs, as a shared link would
 QUERIES = {"compare-designs": lambda: "c=" + _preba_token()}
 FALLBACK = '[data-testid="stPlotlyChart"], [data-testid="stMetric"]'
+# the floor's pages (benchmarks/render_floor/app.py): url path -> marker; a page's floor is the one of its marker's kind
+FLOOR_PAGES = {"": '[data-testid="stMetric"]', "floor-chart": ".st-key-floor_chart [data-testid=stPlotlyChart]"}
+
+
+def floor_of(marker: str) -> str:
+    """The floor page a page whose render marker is `marker` compares with: the chart floor for a chart marker."""
+    return "floor-chart" if "stPlotlyChart" in marker else ""
 
 
 def app_pages() -> list[str]:
-    """The url_path of every page app.py lists, in its order; the default page as "" (Streamlit serves it at the
-    root: a link to its url_path shows 'Page not found')."""
-    pages = re.findall(r'st\.Page\(([^\n]*)\)', (ROOT / "app.py").read_text())
-    return ["" if "default=True" in args else re.search(r'url_path="([^"]+)"', args)[1] for args in pages]
+    """The url_path of every page the served checkout's app.py lists, in its order; the default page as ""."""
+    return app_url_paths(ROOT / "app.py")
 
 
 def _preba_token() -> str:
@@ -82,10 +98,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(db: str, serve: bool) -> tuple[subprocess.Popen, str, float]:
-    """The app on a free port, as `make run` starts it (`python -m ui.serve`: ready once its warm-up run on the root
-    is done) or with `serve` False as a plain `streamlit run app.py` (ready when its health check answers); its URL
-    and the seconds until it was ready."""
+def start_server(db: str, serve: bool, root: Path | None = None) -> tuple[subprocess.Popen, str, float]:
+    """The app of checkout `root` (default ROOT) on a free port, as `make run` starts it (`python -m ui.serve`: ready
+    once its warm-up run on the root is done) or with `serve` False as a plain `streamlit run app.py` (ready when its
+    health check answers); its URL and the seconds until it was ready."""
+    root = root or ROOT
     port = free_port()
     t0 = time.perf_counter()
     launch = ["ui.serve"] if serve else ["streamlit", "run", "app.py"]
@@ -93,7 +110,7 @@ def start_server(db: str, serve: bool) -> tuple[subprocess.Popen, str, float]:
         [sys.executable, "-m", *launch, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=dict(os.environ, KNEEPOINT_DB=db), stdout=subprocess.DEVNULL,
+        cwd=root, env=dict(os.environ, KNEEPOINT_DB=db), stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE if serve else subprocess.DEVNULL, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -156,55 +173,95 @@ def first_render(browser, url: str, marker: str, context=None) -> tuple[float, f
     return elapsed, (finished[0] - t0) if finished else float("nan"), not_found
 
 
+def measure(browser, url: str, marker: str, warm_runs: int) -> tuple[float, float, bool, list, list]:
+    """One page on a started server: cold (its first visit), then `warm_runs` new browser sessions, then
+    `warm_runs` new tabs of a browser whose cache an earlier visit filled."""
+    cold, cold_script, not_found = first_render(browser, url, marker)
+    warm = [first_render(browser, url, marker)[:2] for _ in range(warm_runs)]
+    cached = browser.new_context(viewport={"width": 1400, "height": 1200})
+    first_render(browser, url, marker, cached)  # fills this browser's cache
+    tabs = [first_render(browser, url, marker, cached)[0] for _ in range(warm_runs)]
+    cached.close()
+    return cold, cold_script, not_found, warm, tabs
+
+
+def build_db(root: Path) -> str:
+    """A profile database built by checkout `root`'s engine, outside every figure."""
+    db = str(Path(tempfile.mkdtemp(prefix="kneepoint-bench-")) / "k.duckdb")
+    subprocess.run([sys.executable, "-c", "from engine.store import Store; Store()"], cwd=root, check=True,
+                   env=dict(os.environ, KNEEPOINT_DB=db))
+    return db
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", help="comma-separated url paths (default: every page of app.py)")
     ap.add_argument("--warm-runs", type=int, default=3, help="warm visits per page (the median is shown)")
     ap.add_argument("--plain", action="store_true", help="start a plain `streamlit run app.py` instead of ui.serve")
-    ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app is served (default: this one)")
+    ap.add_argument("--root", type=Path, action="append",
+                    help="a checkout whose app is served (default: this one); repeat it to compare checkouts")
+    ap.add_argument("--no-floor", action="store_true", help="skip the floor rows (benchmarks/render_floor)")
     args = ap.parse_args()
-    use_root(args.root)
-    pages = args.pages.split(",") if args.pages else app_pages()
+    roots = [r.resolve() for r in (args.root or [ROOT])]
+    use_root(roots[0])
+    pages = args.pages.split(",") if args.pages is not None else app_pages()
 
     from playwright.sync_api import sync_playwright
 
-    db = str(Path(tempfile.mkdtemp(prefix="kneepoint-bench-")) / "k.duckdb")
-    subprocess.run([sys.executable, "-c", "from engine.store import Store; Store()"], cwd=ROOT, check=True,
-                   env=dict(os.environ, KNEEPOINT_DB=db))  # build the database once, outside every figure
-    rows = []
+    rows, floor = [], {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
             "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-        for path in pages:
-            marker = MARKERS.get(path, FALLBACK)
-            link = f"{path}?{QUERIES[path]()}" if path in QUERIES else path
-            proc, url, ready = start_server(db, serve=not args.plain)
+        for path, marker in ({} if args.no_floor else FLOOR_PAGES).items():  # a plain streamlit run, no database
+            proc, url, ready = start_server("", serve=False, root=FLOOR)
             try:
-                cold, cold_script, not_found = first_render(browser, f"{url}/{link}", marker)
-                warm = [first_render(browser, f"{url}/{link}", marker)[:2] for _ in range(args.warm_runs)]
-                cached = browser.new_context(viewport={"width": 1400, "height": 1200})
-                first_render(browser, f"{url}/{link}", marker, cached)  # fills this browser's cache
-                tabs = [first_render(browser, f"{url}/{link}", marker, cached)[0] for _ in range(args.warm_runs)]
-                cached.close()
+                cold, cold_script, _, warm, tabs = measure(browser, f"{url}/{path}", marker, args.warm_runs)
             finally:
                 proc.terminate()
                 proc.wait(timeout=30)
-            rows.append((path, ready, cold, cold_script, statistics.median(w[0] for w in warm),
-                         statistics.median(w[1] for w in warm), statistics.median(tabs), not_found))
-            print(f"  /{path}: cold {cold:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s", file=sys.stderr)
+            floor[path] = statistics.median(w[0] for w in warm)
+            rows.append((f"floor: {'chart' if path else 'metric'}", ready, cold, cold_script, floor[path],
+                         statistics.median(w[1] for w in warm), statistics.median(tabs), False, float("nan")))
+            print(f"  floor /{path}: cold {cold:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s",
+                  file=sys.stderr)
+        dbs = {root: build_db(root) for root in roots}
+        for path in pages:  # each page on every root in turn, so a change of load hits both sides alike
+            for root in roots:
+                use_root(root)
+                db = dbs[root]
+                marker = MARKERS.get(path, FALLBACK)
+                link = f"{path}?{QUERIES[path]()}" if path in QUERIES else path
+                proc, url, ready = start_server(db, serve=not args.plain)
+                try:
+                    cold, cold_script, not_found, warm, tabs = measure(browser, f"{url}/{link}", marker,
+                                                                       args.warm_runs)
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=30)
+                median = statistics.median(w[0] for w in warm)
+                label = (path or "/ (default)") + (f" [{root.name}]" if len(roots) > 1 else "")
+                rows.append((label, ready, cold, cold_script, median, statistics.median(w[1] for w in warm),
+                             statistics.median(tabs), not_found, median - floor.get(floor_of(marker), float("nan"))))
+                print(f"  /{path} [{root}]: cold {cold:.2f} s, warm {', '.join(f'{w[0]:.2f}' for w in warm)} s",
+                      file=sys.stderr)
         browser.close()
 
-    print(f"{'page':20s} {'server ready':>12s} {'cold':>6s} {'(script)':>8s} {'warm':>6s} {'(script)':>8s} {'new tab':>7s}  "
-          f"'Page not found'")
-    for path, ready, cold, cold_script, warm, warm_script, tab, not_found in rows:
-        print(f"{path or '/ (default)':20s} {ready:12.2f} {cold:6.2f} {cold_script:8.2f} {warm:6.2f} {warm_script:8.2f}"
-              f" {tab:7.2f}  {'shown' if not_found else '-'}")
+    width = max(20, *(len(r[0]) for r in rows))
+    print(f"{'page':{width}s} {'server ready':>12s} {'cold':>6s} {'(script)':>8s} {'warm':>6s} {'(script)':>8s} "
+          f"{'over floor':>10s} {'new tab':>7s}  'Page not found'")
+    for label, ready, cold, cold_script, warm, warm_script, tab, not_found, over in rows:
+        print(f"{label:{width}s} {ready:12.2f} {cold:6.2f} {cold_script:8.2f} {warm:6.2f} {warm_script:8.2f} "
+              f"{'' if over != over else f'{over:+.2f}':>10s} {tab:7.2f}  {'shown' if not_found else '-'}")
     print(f"seconds; goal: cold <= {COLD_GOAL_S:g} s (first visit right after a server start), warm <= {WARM_GOAL_S:g} s "
           f"(a new browser session on a started server; median of {args.warm_runs}). (script): when the server said "
-          f"the page's script run finished; the rest is the browser drawing the page. new tab: a new session in a "
-          f"browser that has visited before (Streamlit's scripts cached), median of {args.warm_runs}.")
-    print(f"worst: cold {max(r[2] for r in rows):.2f} s, warm {max(r[4] for r in rows):.2f} s "
-          f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end)")
+          f"the page's script run finished, counted from navigation (the browser loads Streamlit's scripts and opens "
+          f"the websocket first); the rest is the browser drawing the page. over floor: warm minus the floor page of "
+          f"the same marker kind (floor rows: benchmarks/render_floor, a bare Streamlit app). new tab: a new session "
+          f"in a browser that has visited before (Streamlit's scripts cached), median of {args.warm_runs}.")
+    ours = [r for r in rows if not r[0].startswith("floor:")]
+    if ours:
+        print(f"worst: cold {max(r[2] for r in ours):.2f} s, warm {max(r[4] for r in ours):.2f} s "
+              f"({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,23 @@
 """Serve the app: `python -m ui.serve [streamlit options]` runs `streamlit run app.py` with those options, then opens
-one session on the root page before any visitor does (`make run` and the Docker image start the app this way).
+one session on the root page, then one on every other page of app.py, before any visitor does (`make run` and the
+Docker image start the app this way).
 
 Why: Streamlit sends a process's first script run through its legacy pages/ router (a pages/ directory sits beside
 app.py; only st.navigation, in app.py, turns that router off). On that run a deep link to one of app.py's URL paths
 showed 'Page not found' over the page, and a link naming a page file (/report) ran that file without app.py, so
 without the password gate (tests/test_browser_deeplink.py). The root is safe on that run: it runs app.py. The same
 run builds the profile database, imports the engine and caches the profile book and the default design's
-evaluation (process-wide caches), so the first visitor no longer waits for them. A plain `streamlit run app.py`
-still leaves the first run to the first visitor.
+evaluation (process-wide caches), so the first visitor no longer waits for them. Then every other page runs once:
+a page's first run in a process compiles its script, imports what only it uses and fills its process-wide caches
+(Partitioning's default plans took 8 s, Papers runs the engine for every seed paper's results, Preprocessing,
+Tenancy and Profiles 1.4-1.7 s each on a two-core machine), so a first visitor who follows a deep link right after a
+start gets the page as fast as a later one (benchmarks/page_first_render.py, "cold"). A plain `streamlit run app.py`
+still leaves every first run to the first visitor.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -28,9 +34,19 @@ ROOT = Path(__file__).resolve().parents[1]
 START_S = 120  # the server's health check must answer within this
 RUN_S = 300  # and the warm-up run finish within this
 WARMED = "Kneepoint: first run done before any visitor"
-#: pages opened at start, in order: the root (see above), then Papers, whose first visit runs the engine for every
-#: seed paper's results (seconds; kept for every session after it)
-WARM_PAGES = ("", "seed-papers")
+
+
+def app_url_paths(app: Path = ROOT / "app.py") -> list[str]:
+    """The url_path of every page `app` lists in st.Page(...) calls, in its order; the default page as "" (Streamlit
+    serves it at the root; a link to its url_path shows 'Page not found')."""
+    pages = re.findall(r"st\.Page\(([^\n]*)\)", app.read_text())
+    return ["" if "default=True" in args else re.search(r'url_path="([^"]+)"', args)[1] for args in pages]
+
+
+def warm_pages(app: Path = ROOT / "app.py") -> list[str]:
+    """The pages opened at start, in order: the root first (see above), then every other page of `app`."""
+    paths = app_url_paths(app)
+    return [""] + [p for p in paths if p]
 
 
 def _option(args: list[str], name: str, default: str) -> str:
@@ -85,7 +101,7 @@ def main(args: list[str]) -> int:
     url = _local_url(args)
     if _healthy(url, server):
         try:
-            seconds = [warm_up(url, page) for page in WARM_PAGES]  # one after the other: the root goes first
+            seconds = [warm_up(url, page) for page in warm_pages()]  # one after the other: the root goes first
             print(f"{WARMED} ({' + '.join(f'{s:.1f}' for s in seconds)} s)", file=sys.stderr, flush=True)
         except Exception as e:  # noqa: BLE001 - the app serves without it; say why the first visitor waits
             print(f"Kneepoint: no warm-up run ({type(e).__name__}: {e}); the first visitor starts the app",

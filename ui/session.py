@@ -16,7 +16,6 @@ from engine.profiles import ProfileBook
 from engine.store import Store
 from engine.store.overlay import SessionOverlay
 from ui.text import md
-from ui.tables import show as show_table
 
 _OVERLAY = "_kneepoint_overlay"  # session_state key of this session's overlay (hosted mode)
 # Streamlit's client.showErrorDetails when hosted: an unexpected exception shows a generic message, its type,
@@ -91,8 +90,10 @@ def sidebar_store_info(store: Store, place=None) -> None:
     """Show which database is in use and how many rows each table holds, in `place` (default: the sidebar).
 
     The path is inline code in a caption, not st.code: st.code makes a first visit's browser fetch and run Streamlit's
-    1.6 MB syntax highlighter, and app.py fills this in after the page (a table before the page's own elements makes
-    the browser load the table component before it draws them)."""
+    1.6 MB syntax highlighter. The counts are a Markdown table, not st.dataframe: the browser renders the sidebar
+    before the page, so a sidebar dataframe put Streamlit's table component (1.3 MB of scripts, some 30 files) at the
+    head of the browser's six-connection download queue, ahead of the page's own metric and chart components, even
+    though app.py fills this in after the page (benchmarks/page_render_trace.py)."""
     with place or st.sidebar:
         st.caption("Profile database")
         st.caption(f"`{store.path}`")
@@ -101,5 +102,5 @@ def sidebar_store_info(store: Store, place=None) -> None:
         if isinstance(store, SessionOverlay):
             st.caption("Shared and read-only: files you import stay in this browser session and go when it ends.")
         counts = _counts(store, store.version())
-        show_table({"table": list(counts), "rows": list(counts.values())}, key="sidebar_counts")
+        st.markdown("| Table | Rows |\n|:--|--:|\n" + "\n".join(f"| {md(t)} | {n:,} |" for t, n in counts.items()))
 
