@@ -16,6 +16,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from scipy.special import gammainc, ndtr, ndtri
 
 from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
 from engine.analytic.service_laws import MIXTURE_GRID, _log_factorials, _lognormal_tables, batch_tables
@@ -66,7 +67,6 @@ def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers:
     """queueing.timeout_batch_wait at each (service_mean, sigma, lam): W = (S - T)^+, T = servers x Time_queue +
     Gamma(servers, lam); E[W] = E_S[y P(k, lam y) - (k / lam) P(k + 1, lam y)], y = S - k Time_queue, and the
     p-quantile solves E_S[P(k, lam (y - w)^+)] = 1 - p (bisection to 1e-13 s; the scalar uses brentq)."""
-    from scipy.special import gammainc, ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     k = max(1, int(servers))
     u = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)
@@ -124,7 +124,6 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     of S(x) = sum_i w_i Phi(-(x - mu_i) / sigma_i) = 1 - p, x = log t, bracketed on MIXTURE_GRID points over
     [min mu - 4 max sigma, max mu + (|z| + 4) max sigma] (over each row's components), then Newton steps kept
     in the bracket, to 1e-10 in x."""
-    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     target = 1.0 - p
     z = abs(NormalDist().inv_cdf(p))

@@ -25,6 +25,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
 if TYPE_CHECKING:
     from engine.scenario import Scenario
@@ -52,7 +53,6 @@ class LengthDistribution:
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """F(x) = P(L <= x)."""
-        from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
         x = np.asarray(x, dtype=float)
         if self.kind == "fixed":
             return (x >= self.value).astype(float)
@@ -64,7 +64,6 @@ class LengthDistribution:
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
         """Q(u), the inverse of F, for u in (0, 1)."""
-        from scipy.special import ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
         u = np.asarray(u, dtype=float)
         if self.kind == "fixed":
             return np.full(u.shape, float(self.value))
@@ -154,7 +153,6 @@ def _product_quantiles(g: np.ndarray, sigma: float, p: float) -> np.ndarray:
     step function, where secant and Newton steps crawl), until a step moves s by under 1e-13: the same root a
     bisection per row found in 60 passes over its nodes.
     """
-    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
     if sigma <= 0:
         return np.quantile(g, p, axis=1)
     shift, target = sigma * sigma / 2, 1.0 - p

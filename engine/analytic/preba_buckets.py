@@ -22,6 +22,7 @@ import math
 from typing import Optional
 
 import numpy as np
+from scipy.special import gammaln
 
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
 
@@ -117,7 +118,6 @@ def backlog_batch_costs(p: np.ndarray, costs: np.ndarray, backlogs: np.ndarray,
     per-bucket flow balance (leader_shares), not from the length law alone: rare buckets lead more than their
     share. With n = B and overtaken = 0 it is the random-member batch; as n grows, a batch of one bucket.
     """
-    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
     p = np.asarray(p, dtype=float)
     count, cap = costs.shape
     n = np.asarray(backlogs, dtype=int)[None, :, None]  # (1, nn, 1)

@@ -16,6 +16,7 @@ from statistics import NormalDist
 from typing import NamedTuple, Optional
 
 import numpy as np
+from scipy.special import gammaln, ndtri
 
 from engine.analytic.queueing import stationary_law
 from engine.analytic.service_laws import batch_tables, lognormal_mixture_quantile
@@ -76,7 +77,6 @@ def backlog_states(mean_s: np.ndarray, sigma: np.ndarray, table: np.ndarray, jit
     lam times the mean cost, linear in n there) and adds to the variance only the spread of the cost across
     the interval, below 1 % of the mean in the table's widest intervals (the model's own resolution).
     """
-    from scipy.special import ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     mean_s, sigma = np.asarray(mean_s, dtype=float), np.asarray(sigma, dtype=float)
     cap = len(mean_s)
@@ -164,7 +164,6 @@ def backlog_chain_queue(lam: float, time_queue: float, chain: BacklogStates, p: 
     in the last. Only n <= B returns to low n, so its transition matrix is banded (n' >= n - B), and the
     stationary law is one banded solve (_stationary_banded), linear in N.
     """
-    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     cap = chain.cap
     drift = cap - lam * chain.limit_s

@@ -16,6 +16,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammainc, gammaln, ndtri
 
 
 def erlang_c(c: int, a: float) -> float:
@@ -175,7 +176,6 @@ def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, 
     E[(s - T)^+] = y P(k, lambda y) - (k / lambda) P(k + 1, lambda y), y = s - k Time_queue, and
     P(W > w) = E_S[P(k, lambda (S - k Time_queue - w))], averaged over SERVICE_NODES quantiles of S.
     """
-    from scipy.special import gammainc, ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     if lam <= 0 or service_mean <= 0:
         return 0.0, 0.0
@@ -218,7 +218,6 @@ def saturated_batching(cap: int) -> BatchingQueue:
 def lognormal_nodes(mean_s: np.ndarray, sigma: np.ndarray, nodes: int) -> np.ndarray:
     """Batch service times (s) at `nodes` equal-probability quantiles of each batch size's log-normal (mean
     mean_s[b-1], log-sd sigma[b-1]), shape (B, nodes): the quadrature both batching chains mix over."""
-    from scipy.special import ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     mid_quantiles = (np.arange(nodes) + 0.5) / nodes
     return mean_s[:, None] * np.exp(sigma[:, None] * ndtri(mid_quantiles)[None, :] - sigma[:, None] ** 2 / 2)
@@ -268,7 +267,6 @@ def bulk_service_queue(lam: float, mean_s: np.ndarray, sigma: np.ndarray, max_st
     the mean wait in queue is E[integral] / E[cycle] / lam. p_wait is the fraction of requests that find the
     server busy.
     """
-    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     chain = chain_inputs(lam, mean_s, sigma)
     if isinstance(chain, BatchingQueue):

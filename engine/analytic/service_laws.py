@@ -14,6 +14,7 @@ import math
 from statistics import NormalDist
 
 import numpy as np
+from scipy.special import gammaln, ndtr, ndtri
 
 from engine.profiles.tails import lognormal_sigmas_for_ratios
 
@@ -39,7 +40,6 @@ def batch_size_pmf(b_mean: float, cap: int) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def _log_factorials(cap: int) -> np.ndarray:
     """log k! for k = 0..cap-1 (read-only: shared by every call)."""
-    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     out = gammaln(np.arange(cap) + 1.0)
     out.setflags(write=False)
@@ -84,7 +84,6 @@ def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     of S(x) = 1 - p is bracketed on a grid of MIXTURE_GRID points over [min mu - 4 max sigma, max mu + (|z| + 4)
     max sigma] in one vectorised evaluation, then found by Newton steps kept inside the bracket (S'(x) =
     -sum_i w_i phi((x - mu_i) / sigma_i) / sigma_i), to 1e-10 in x (a relative 1e-10 in t)."""
-    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     target = 1.0 - p
     z = abs(normal_quantile(p))
@@ -198,7 +197,6 @@ JOB_NODES = 64  # quantile nodes per query size of a job's service law (job_law)
 def job_law(part, q_pmf: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
     """(values s, weights) of the service time of one query run alone: per query size k (probability
     q_pmf[k-1]) a log-normal batch time with the partition's mean and p-quantile at k, by JOB_NODES quantiles."""
-    from scipy.special import ndtri  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     z = normal_quantile(p)
     means, tails = batch_tables(part, len(q_pmf))

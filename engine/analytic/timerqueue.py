@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import gammaln
 
 from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
 
@@ -28,7 +29,6 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
     P(k + 1, lam r) / lam (P the regularised lower incomplete gamma function, the Erlang(k + 1) CDF; Ross,
     Introduction to Probability Models, section 5.3). Both sums are prefix sums over k, read at m - 1 = cap - q - 1
     for every q at once: nothing here grows with the number of q values times the arrivals."""
-    from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
 
     x = lam * np.maximum(np.asarray(r, dtype=float), 0.0)[..., None]
     k = np.arange(cap)
@@ -66,7 +66,6 @@ class _Chain:
 
     def poisson(self, mean: np.ndarray) -> np.ndarray:
         """P(N = k) along a new last axis, k = 0..states + cap - 1, the tail in the last entry."""
-        from scipy.special import gammaln  # scipy is heavy to import (~0.2 s): loaded when a formula needs it
     
         arrivals = np.arange(self.states + self.cap)
         x = mean[..., None]
