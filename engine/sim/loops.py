@@ -37,8 +37,11 @@ def run_static(engine: GpuEngine) -> None:
     send them (the order events were scheduled), and batch numbers (which pick the service draws)
     follow the order batches are taken."""
     if engine.scheduler.shared:
-        if engine.spec.plan.request_cap == 1 and len(engine.queues[0].buckets) == 1:
+        buckets = engine.queues[0].buckets
+        if engine.spec.plan.request_cap == 1 and len(buckets) == 1:
             _loop_unbatched(engine)
+        elif len(buckets) == 1 and buckets[0].cum_items is None and buckets[0].lengths is None:
+            _loop_shared_unit(engine)
         else:
             _loop_shared(engine)
     else:
@@ -100,6 +103,105 @@ def _loop_unbatched(engine: GpuEngine) -> None:
     engine.batch_items = items_of.astype(np.int64)
     engine.batch_requests = np.ones(known, dtype=np.int64)
     engine.in_order = [bucket.index] * engine.n_partitions
+
+
+LOG_CHUNK = 1 << 16  # batches logged in lists before they move to the typed arrays (8 bytes an entry)
+
+
+def _loop_shared_unit(engine: GpuEngine) -> None:
+    """_loop_shared over one bucket of one-item queries of fixed length (no length buckets, no item sums): a
+    batch takes its partition's cap of requests, or those that arrived by the time it leaves.
+
+    Per batch only what cannot be had after: partition, start, end and count, in plain lists (an append a
+    fraction of a typed array's), moved to the typed arrays every LOG_CHUNK batches so that memory stays at 8
+    bytes an entry; items equal counts, and when each batch's rule was met follows from the counts in numpy
+    (_formed). A profiled service's draw is computed inline (GpuService.unit_tables), else sample() is called."""
+    bucket, service, plan = engine.queues[0].buckets[0], engine.service, engine.spec.plan
+    request_cap, time_queue_s = plan.request_cap, plan.time_queue_s
+    caps = [caps[0] if caps[0] < request_cap else request_cap for caps in plan.batch_max]  # Bucket.fit, unit sizes
+    ready = bucket.ready
+    known = len(ready)
+    sample = sampler(service)
+    tables = service.unit_tables(caps) if hasattr(service, "unit_tables") else None
+    means, sigmas, halves = tables if tables is not None else (None, None, None)
+    draws, exp = service.draws if tables is not None else None, math.exp
+    n_partitions = engine.n_partitions
+    free = [(0.0, partition, partition) for partition in range(n_partitions)]  # (time, order, partition)
+    released, number, head = 0.0, 0, 0
+    replace, bisect_right = heapq.heapreplace, bisect.bisect_right
+    progress, horizon = engine.progress, _horizon(engine)
+    next_at = horizon / 50 if (horizon > 0 and progress is not None) else math.inf  # the next progress report
+    partitions, starts, ends, counts = [], [], [], []
+    log_partition, log_start, log_end, log_count = partitions.append, starts.append, ends.append, counts.append
+    flush_at = LOG_CHUNK
+    check_at = min(flush_at, len(draws)) if draws is not None else flush_at
+    while head < known:
+        now, _, partition = free[0]  # the partition free first takes the batcher next (heapreplace below)
+        if now < released:
+            now = released
+        stop = head + caps[partition]
+        due = ready[head] + time_queue_s
+        if stop <= known:
+            last_ready = ready[stop - 1]  # the batch is full when its last request arrives
+            if last_ready < due:
+                due = last_ready
+        else:
+            stop = known
+            last_ready = ready[stop - 1]
+        if due > now:
+            now = now + (due - now)
+        at = now if now > due else due
+        count = bisect_right(ready, at, head, stop) - head if last_ready > at else stop - head
+        head += count
+        released = now
+        if means is not None:  # GpuService.sample, inline
+            sigma = sigmas[partition]
+            end = now + means[partition][count] * exp(sigma * draws[number] - halves[partition])
+        else:
+            end = now + sample(partition, count, None, number)
+        log_partition(partition), log_start(now), log_end(end), log_count(count)
+        number += 1
+        replace(free, (end, number + n_partitions - 1, partition))
+        if number >= check_at:  # move the log to the typed arrays; draw the next batches' service factors
+            if number >= flush_at:
+                _flush(engine, partitions, starts, ends, counts)
+                flush_at = number + LOG_CHUNK
+            if draws is not None and number >= len(draws):
+                service.more_draws()
+            check_at = min(flush_at, len(draws)) if draws is not None else flush_at
+        if now >= next_at:  # about 50 reports over the run's time
+            progress(min(0.99, now / horizon))
+            next_at = now + horizon / 50
+    _flush(engine, partitions, starts, ends, counts)
+    engine.batch_items = array("q", engine.batch_requests)  # one item a request
+    engine.batch_formed = _formed(engine, bucket, caps, time_queue_s)
+    bucket.head = head
+    engine.in_order = [bucket.index] * n_partitions
+
+
+def _flush(engine: GpuEngine, partitions: list, starts: list, ends: list, counts: list) -> None:
+    """Move logged batches from lists to the engine's typed arrays (and empty the lists)."""
+    for column, values in ((engine.batch_partition, partitions), (engine.batch_start, starts),
+                           (engine.batch_end, ends), (engine.batch_requests, counts)):
+        column.extend(values)
+        values.clear()
+
+
+def _formed(engine: GpuEngine, bucket, caps: list[int], time_queue_s: float) -> np.ndarray:
+    """When each batch's rule was met, from the counts (_loop_shared_unit; the loop's own arithmetic): its
+    first request's ready time + Time_queue, or the arrival of the request that fills its cap if earlier;
+    at most its start."""
+    counts = np.frombuffer(engine.batch_requests, dtype=np.int64)
+    start = np.frombuffer(engine.batch_start, dtype=np.float64)
+    if not len(counts):
+        return np.zeros(0)
+    ready, ids = engine.requests.ready, bucket.ids  # the bucket's k-th request is ids[k]
+    head = np.cumsum(counts) - counts
+    last = head + np.asarray(caps, dtype=np.int64)[np.frombuffer(engine.batch_partition, dtype=np.int64)] - 1
+    due = ready[ids[head]] + time_queue_s
+    full = last < len(ids)
+    due[full] = np.minimum(due[full], ready[ids[last[full]]])
+    return np.minimum(due, start)
 
 
 def _loop_shared(engine: GpuEngine) -> None:
