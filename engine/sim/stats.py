@@ -1,5 +1,6 @@
-"""Statistics of a run from its per-request columns: percentiles (the store's DuckDB, or numpy), batch
-means confidence intervals, throughput, Little's law, utilisation, breakdown, stability.
+"""Statistics of a run from its per-request columns: percentiles (DuckDB's quantile_cont in numpy, the store's
+DuckDB, or numpy's quantile), batch means confidence intervals, throughput, Little's law, utilisation,
+breakdown, stability.
 
 Measurement window: requests in arrival order after the warm-up; the window runs from the first
 measured arrival to the last arrival (open loop), so the drain after the last arrival is left out.
@@ -18,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from engine.sim.quantiles import quantile_cont, split_by
 from engine.sim.result import t975
 from engine.store import Store
 from engine.profiles.tails import percentile_key
@@ -25,32 +27,41 @@ from engine.profiles.tails import percentile_key
 GROUPS = 20
 
 
-def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str):
-    """[(group, n, mean, [quantiles...])], overall first when `by` is given: DuckDB or numpy."""
+def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str,
+                   total: bool = True):
+    """[(group, n, mean, [quantiles...])], overall first (when `by` is given, only if `total`).
+
+    engine: 'quantile_cont' (DuckDB's quantile_cont computed in numpy, engine.sim.quantiles), 'duckdb' (through
+    the store's DuckDB: the same numbers) or 'numpy' (np.quantile). Means come from numpy in every engine."""
     values = cols[value]
-    if engine == "duckdb":
-        frame = Store.summarize(cols, value, by, qs, total=by is not None)
-        quantile_columns = [column for column in frame.columns if column.startswith("q")]
+    if engine in ("duckdb", "quantile_cont"):
         # DuckDB's parallel avg() can differ in the last bit between runs; means come from numpy so that one
         # seed gives one result exactly (quantiles are order statistics: exact either way)
         means = {None: float(values.mean())}
+        counts = {None: len(values)}
         if by is not None:
             groups = cols[by]
-            sums, counts = np.bincount(groups, weights=values), np.bincount(groups)
-            means.update({group: float(sums[group] / counts[group]) for group in np.flatnonzero(counts).tolist()})
+            sums, group_counts = np.bincount(groups, weights=values), np.bincount(groups)
+            present = np.flatnonzero(group_counts).tolist()
+            means.update({group: float(sums[group] / group_counts[group]) for group in present})
+            counts.update({group: int(group_counts[group]) for group in present})
+        if engine == "quantile_cont":
+            rows = [(None, counts[None], means[None], quantile_cont(values, qs))] if (total or by is None) else []
+            if by is not None:
+                rows += [(group, counts[group], means[group], quantile_cont(chunk, qs))
+                         for group, chunk in split_by(cols[by], values)]
+            return rows
+        frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
+        quantile_columns = [column for column in frame.columns if column.startswith("q")]
         rows = []
         for index, (_, row) in enumerate(frame.iterrows()):
-            key = None if (by is None or index == 0) else int(row["grp"])
+            key = None if (by is None or (total and index == 0)) else int(row["grp"])
             rows.append((key, int(row["n"]), means[key], [float(row[column]) for column in quantile_columns]))
         return rows
-    rows = [(None, len(values), float(values.mean()), list(np.quantile(values, qs)))]
+    rows = [(None, len(values), float(values.mean()), list(np.quantile(values, qs)))] if (total or by is None) else []
     if by is not None:
-        groups = cols[by]
-        order = np.argsort(groups, kind="stable")
-        sorted_groups, sorted_values = groups[order], values[order]
-        cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
-        for group, chunk in zip(np.split(sorted_groups, cuts), np.split(sorted_values, cuts)):
-            rows.append((int(group[0]), len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
+        for group, chunk in split_by(cols[by], values):
+            rows.append((group, len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
     return rows
 
 
@@ -217,7 +228,8 @@ def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100)
     width = edges[1] - edges[0] if t_end > 0 else 1.0
     bin_of = (np.minimum(bins - 1, (arrival / width).astype(np.int64)) if t_end > 0
               else np.zeros(len(arrival), dtype=np.int64))
-    table = quantile_table({"latency": cols["latency"], "bin": bin_of}, "latency", "bin", (0.99,), engine)[1:]
+    table = quantile_table({"latency": cols["latency"], "bin": bin_of}, "latency", "bin", (0.99,), engine,
+                           total=False)
     p99 = np.full(bins, np.nan)
     mean = np.full(bins, np.nan)
     for index, _, bin_mean, quantiles in table:
