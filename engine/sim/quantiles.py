@@ -19,6 +19,8 @@ from typing import Iterator
 
 import numpy as np
 
+MASKED_GROUPS = 16  # at most this many groups are split by a mask each, more by a sort
+
 
 def _fma(a: float, b: float, c: float) -> float:
     """a * b + c rounded once (IEEE fused multiply-add), by exact rational arithmetic (math.fma is Python 3.13+)."""
@@ -47,8 +49,9 @@ def quantile_cont(values: np.ndarray, qs) -> list[float]:
 
 def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(group, its values in their order) for each group present, in ascending group order: contiguous slices
-    where the groups are already in order (time bins of requests in arrival order), else a stable sort by group
-    (on the narrowest integer type that holds them: a radix sort for small ranges)."""
+    where the groups are already in order (time bins of requests in arrival order), a mask per group where there
+    are few (partitions: no sorted copy of the columns), else a stable sort by group on the narrowest integer
+    type that holds them (a radix sort for small ranges)."""
     if not len(groups):
         return
     steps = np.diff(groups)
@@ -57,14 +60,22 @@ def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.n
         for chunk_start, chunk_stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(groups)]):
             yield int(groups[chunk_start]), values[chunk_start:chunk_stop]
         return
+    del steps
     low, high = int(groups.min()), int(groups.max())
+    if low >= 0:
+        present = np.flatnonzero(np.bincount(groups)).tolist()
+        if len(present) <= MASKED_GROUPS:
+            for group in present:
+                yield group, values[groups == group]
+            return
     keys = groups
     for narrow in (np.int16, np.int32):
         if np.iinfo(narrow).min <= low and high <= np.iinfo(narrow).max:
             keys = groups.astype(narrow)
             break
     order = np.argsort(keys, kind="stable")
-    sorted_groups, sorted_values = groups[order], values[order]
-    cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
+    sorted_keys, sorted_values = keys[order], values[order]
+    del order
+    cuts = np.flatnonzero(np.diff(sorted_keys)) + 1
     for chunk_start, chunk_stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(groups)]):
-        yield int(sorted_groups[chunk_start]), sorted_values[chunk_start:chunk_stop]
+        yield int(sorted_keys[chunk_start]), sorted_values[chunk_start:chunk_stop]
