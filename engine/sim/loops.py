@@ -123,9 +123,13 @@ def _loop_shared_unit(engine: GpuEngine) -> None:
     known = len(ready)
     sample = sampler(service)
     tables = service.unit_tables(caps) if hasattr(service, "unit_tables") else None
-    means, sigmas, halves = tables if tables is not None else (None, None, None)
-    draws, exp = service.draws if tables is not None else None, math.exp
+    means, sigmas, halves = tables if tables is not None else ([None] * len(caps), [0.0] * len(caps), [0.0] * len(caps))
+    inline = tables is not None
+    # per partition, what a batch on it reads: its cap and its service's mean table, sigma and sigma^2 / 2
+    by_partition = list(zip(caps, means, sigmas, halves))
+    draws, exp = service.draws if inline else None, math.exp
     n_partitions = engine.n_partitions
+    offset = n_partitions - 1  # batch k (from 1) is the heap's (n_partitions + k - 1)-th event, as simpy orders them
     free = [(0.0, partition, partition) for partition in range(n_partitions)]  # (time, order, partition)
     released, number, head = 0.0, 0, 0
     replace, bisect_right = heapq.heapreplace, bisect.bisect_right
@@ -139,7 +143,8 @@ def _loop_shared_unit(engine: GpuEngine) -> None:
         now, _, partition = free[0]  # the partition free first takes the batcher next (heapreplace below)
         if now < released:
             now = released
-        stop = head + caps[partition]
+        cap, table, sigma, half = by_partition[partition]
+        stop = head + cap
         due = ready[head] + time_queue_s
         if stop <= known:
             last_ready = ready[stop - 1]  # the batch is full when its last request arrives
@@ -154,14 +159,16 @@ def _loop_shared_unit(engine: GpuEngine) -> None:
         count = bisect_right(ready, at, head, stop) - head if last_ready > at else stop - head
         head += count
         released = now
-        if means is not None:  # GpuService.sample, inline
-            sigma = sigmas[partition]
-            end = now + means[partition][count] * exp(sigma * draws[number] - halves[partition])
+        if inline:  # GpuService.sample
+            end = now + table[count] * exp(sigma * draws[number] - half)
         else:
             end = now + sample(partition, count, None, number)
-        log_partition(partition), log_start(now), log_end(end), log_count(count)
+        log_partition(partition)
+        log_start(now)
+        log_end(end)
+        log_count(count)
         number += 1
-        replace(free, (end, number + n_partitions - 1, partition))
+        replace(free, (end, number + offset, partition))
         if number >= check_at:  # move the log to the typed arrays; draw the next batches' service factors
             if number >= flush_at:
                 _flush(engine, partitions, starts, ends, counts)
@@ -183,7 +190,7 @@ def _flush(engine: GpuEngine, partitions: list, starts: list, ends: list, counts
     """Move logged batches from lists to the engine's typed arrays (and empty the lists)."""
     for column, values in ((engine.batch_partition, partitions), (engine.batch_start, starts),
                            (engine.batch_end, ends), (engine.batch_requests, counts)):
-        column.extend(values)
+        column.extend(array(column.typecode, values))  # array(list) converts ~3x faster than extend(list)
         values.clear()
 
 
