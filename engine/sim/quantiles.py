@@ -29,9 +29,15 @@ def _fma(a: float, b: float, c: float) -> float:
 
 def quantile_cont(values: np.ndarray, qs) -> list[float]:
     """DuckDB's quantile_cont of `values` at each q in qs (one partial sort for all of them; nan when empty)."""
+    return quantile_cont_partitioned(values, qs)[0]
+
+
+def quantile_cont_partitioned(values: np.ndarray, qs) -> tuple[list[float], np.ndarray]:
+    """quantile_cont, and the partially sorted copy of the values it read them from (a later quantile of the same
+    values partitions that copy about twice as fast as the values in their own order)."""
     n = len(values)
     if n == 0:
-        return [math.nan] * len(qs)
+        return [math.nan] * len(qs), values
     positions = [(n - 1) * float(q) for q in qs]  # RN, in double as DuckDB computes it
     kth = sorted({math.floor(position) for position in positions} | {math.ceil(position) for position in positions})
     ordered = np.partition(values, kth)
@@ -44,7 +50,7 @@ def quantile_cont(values: np.ndarray, qs) -> list[float]:
             continue
         hi, d = float(ordered[below + 1]), position - below
         out.append(_fma(lo, 1.0 - d, hi * d))
-    return out
+    return out, ordered
 
 
 def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
