@@ -153,11 +153,11 @@ class GpuEngine:
         else:
             ready = requests.ready
             order = np.argsort(ready, kind="stable")
-            # owner of the j-th request to reach the scheduler (ready order)
-            owner = np.zeros(self.n_requests, dtype=int) if shared else self.scheduler.static_assign(self.n_requests)
+            # owner of the j-th request to reach the scheduler (ready order); a shared queue takes them all
+            owner = None if shared else self.scheduler.static_assign(self.n_requests)
             queues = []
             for index in range(n_queues):
-                ids = order[owner == index]
+                ids = order if owner is None else order[owner == index]
                 queue = static_queue(len(self.buckets), ids, ready[ids], requests.sizes[ids],
                                      None if requests.lengths is None else requests.lengths[ids],
                                      plan.bucket_width, plan.merge)

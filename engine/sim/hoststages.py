@@ -158,9 +158,12 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
         return None  # busy most of the time: many wait
     ends = arrive + service  # the no-wait ends; the true ends once requests wait
     no_wait_sorted = np.sort(ends, kind="stable")  # nearly sorted already: a merge sort takes its runs
-    busy = np.arange(n) - np.searchsorted(no_wait_sorted, arrive, side="right")
-    waits = np.flatnonzero(busy >= k).tolist()
-    del busy
+    # k earlier ends after a_i include one at index <= i - k, so only requests behind an end that reaches past
+    # them (a running maximum) are counted
+    maybe = k + np.flatnonzero(np.maximum.accumulate(ends[:-k]) > arrive[k:])
+    busy = maybe - np.searchsorted(no_wait_sorted, arrive[maybe], side="right")
+    waits = maybe[busy >= k].tolist()
+    del busy, maybe
     most_waits = max(64, n // 512)
     if len(waits) > most_waits:
         return None
