@@ -11,9 +11,10 @@ import pytest
 
 from engine.analytic import Context, build_design, capacity
 from engine.scenario import load_scenario
-from engine.sim import ServiceSpec
+from engine.sim import ServiceSpec, loops
+from engine.sim import service as gpu_service
 from engine.sim.gpu import GpuEngine
-from engine.sim.hoststages import _kiefer_wolfowitz, fifo_pool
+from engine.sim.hoststages import _few_waits, _kiefer_wolfowitz, fifo_pool
 from engine.sim.run import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,6 +66,23 @@ def test_loop_equals_the_simpy_processes_with_length_buckets_and_dynamic_round_r
              GpuEngine(run.spec, run.requests, force_dynamic=True, use_simpy=True).run())
 
 
+@pytest.mark.parametrize("service", [None, {"kind": "lognormal", "scv": 0.5, "mean_ms": 1.0, "host": "none"},
+                                     {"kind": "deterministic", "mean_ms": 1.0, "host": "none"}])
+def test_unit_loop_moves_its_log_in_chunks_and_draws_on_demand(ctx, monkeypatch, service):
+    """First-idle batching of one-item queries (_loop_shared_unit): its log moved from lists every few batches, its
+    service draws made as batches need them, a profiled service computed inline and a synthetic one sampled:
+    the processes' batches to the last digit."""
+    monkeypatch.setattr(loops, "LOG_CHUNK", 7)
+    monkeypatch.setattr(gpu_service, "DRAW_CHUNK", 5)  # the first draws; the loop asks for more after 5 batches
+    calls = []
+    unit_loop = loops._loop_shared_unit
+    monkeypatch.setattr(loops, "_loop_shared_unit", lambda engine: calls.append(1) or unit_loop(engine))
+    run = prepared(ctx, "fixed", "fifs", load=0.5, **({"service": service} if service else {}))
+    log = GpuEngine(run.spec, run.requests).run()
+    assert calls and len(log.start) > 100
+    same_log(log, GpuEngine(run.spec, run.requests, use_simpy=True).run())
+
+
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
 @pytest.mark.parametrize("policy", ("none", "fixed"))
 def test_reference_loops_give_the_same_latencies(ctx, policy, scheduler):
@@ -94,6 +112,37 @@ def test_host_pool_fast_path_equals_the_recursion(k, load):
     exact_start, exact_end = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
     np.testing.assert_array_equal(start, exact_start)
     np.testing.assert_array_equal(end, exact_end)
+
+
+@pytest.mark.parametrize("k, load, sigma, grid, n, behind", [(23, 0.41, 0.55, 0.0, 40_000, False),
+                                                              (2, 0.02, 0.8, 0.0, 40_000, False),
+                                                              (4, 0.1, 2.0, 0.0, 100_000, True),
+                                                              (7, 0.25, 0.0, 0.0, 40_000, False),
+                                                              (3, 0.05, 0.8, 0.25, 40_000, True),
+                                                              (40, 0.6, 1.2, 0.0, 40_000, True)])
+def test_few_waits_path_equals_the_recursion(k, load, sigma, grid, n, behind):
+    """The path for pools where few requests wait (counts over the no-wait ends, then the waits one by one) gives
+    the recursion's floats: with heavy tails, constant service, tied arrivals (`grid`: arrival times rounded to
+    a grid of that many mean service times) and, where `behind`, requests that wait only because earlier ones
+    did (their count without those waits is below k)."""
+    rng = np.random.default_rng(k + int(100 * load))
+    arrive = np.cumsum(rng.exponential(1 / (load * k), n))
+    if grid:
+        arrive = np.round(arrive / grid) * grid
+    service = rng.lognormal(-sigma * sigma / 2, sigma, n) if sigma else np.ones(n)
+    start = _few_waits(arrive, service, k)
+    assert start is not None  # the path is taken
+    exact_start, _ = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    waited = exact_start > arrive
+    no_wait_busy = np.arange(n) - np.searchsorted(np.sort(arrive + service), arrive, side="right")
+    assert waited.any() and (int(waited.sum()) > int(np.sum(no_wait_busy >= k))) == behind
+    np.testing.assert_array_equal(start, exact_start)
+
+
+def test_few_waits_path_declines_a_busy_pool():
+    rng = np.random.default_rng(3)
+    arrive = np.cumsum(rng.exponential(1 / (0.95 * 4), 20_000))
+    assert _few_waits(arrive, rng.exponential(1.0, 20_000), 4) is None
 
 
 @pytest.mark.parametrize("service", [None, {"kind": "lognormal", "scv": 0.5, "mean_ms": 1.0, "host": "none"},

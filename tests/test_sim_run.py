@@ -84,6 +84,17 @@ def test_duckdb_and_numpy_percentiles_agree(ctx, design, rate):
     assert a.ci.p99 == pytest.approx(b.ci.p99, rel=1e-9)
 
 
+def test_default_percentiles_are_duckdbs(ctx, design, rate):
+    """The default engine computes DuckDB's quantile_cont in numpy: the run's results are the ones DuckDB gives."""
+    a = simulate_design(design, 5000, seed=3, rate=rate, ctx=ctx, stats="duckdb")
+    b = simulate_design(design, 5000, seed=3, rate=rate, ctx=ctx)
+    assert (a.stats_engine, b.stats_engine) == ("duckdb", "quantile_cont")
+    results = [result.to_dict() for result in (a, b)]
+    for result in results:
+        del result["wall_s"], result["stats_engine"]
+    assert results[0] == results[1]
+
+
 def test_overload_is_judged_from_the_run_and_reports_growth(ctx, design):
     cap = capacity(design)[0]
     r = simulate_design(design, 20_000, seed=1, rate=1.3 * cap, ctx=ctx)

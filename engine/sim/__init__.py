@@ -1,6 +1,6 @@
 """Discrete-event simulator (DESIGN.md section 5): per partition and batcher, simpy processes where they
-interact (closed loops) and plain event loops of the same steps elsewhere (engine.sim.gpu); numpy arrays for
-workloads, host stages and records. Entry points: simulate(), simulate_design(), sweep()."""
+interact (closed loops; engine.sim.gpu) and plain event loops of the same steps elsewhere (engine.sim.loops);
+numpy arrays for workloads, host stages and records. Entry points: simulate(), simulate_design(), sweep()."""
 
 from engine.sim.errors import SimError
 from engine.sim.result import SimRecords, SimResult

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from typing import Optional
 
 import numpy as np
@@ -51,7 +52,9 @@ class Bucket:
         self.index = index  # among every bucket of the run (segments and the GPU side's log name it)
         # a static queue's ids stay a numpy array (only the batch log reads them); a dynamic queue appends
         self.ids = ids if isinstance(ids, np.ndarray) else (list(ids) if ids is not None else [])
-        self.ready = list(ready) if ready is not None else []
+        # a static queue's ready times come as a typed array (8 bytes a request, no float objects; indexing and
+        # bisection cost what a list's do); a dynamic queue appends to a list
+        self.ready = ready if isinstance(ready, array) else (list(ready) if ready is not None else [])
         # items of the first i + 1 requests; None when every query is one item (counts are then positions)
         self.cum_items = None if unit_sizes else (np.cumsum(sizes).tolist() if sizes is not None else [])
         self.lengths = list(lengths) if lengths is not None else None
@@ -194,13 +197,20 @@ class BatchQueue:
         return items, longest
 
 
+def _doubles(values: np.ndarray) -> array:
+    """A typed array of doubles with the values (one copy of their bytes: no float objects)."""
+    out = array("d")
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
+    return out
+
+
 def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np.ndarray,
                  lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False) -> BatchQueue:
     """A queue that holds every request it will ever get (ids sorted by ready time); its buckets are numbered
     from first_index."""
     unit = bool(np.all(sizes == 1))
     if width <= 0 or lengths is None:
-        bucket = Bucket(first_index, ids, ready.tolist(), sizes,
+        bucket = Bucket(first_index, ids, _doubles(ready), sizes,
                         None if lengths is None else lengths.tolist(), unit)
         return BatchQueue([bucket], static=True)
     n_buckets = int(np.max(lengths) // width) + 1 if len(lengths) else 1
@@ -208,7 +218,7 @@ def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np
     buckets = []
     for index in range(n_buckets):
         chosen = which == index
-        buckets.append(Bucket(first_index + index, ids[chosen], ready[chosen].tolist(), sizes[chosen],
+        buckets.append(Bucket(first_index + index, ids[chosen], _doubles(ready[chosen]), sizes[chosen],
                               lengths[chosen].tolist(), unit))
     return BatchQueue(buckets, static=True, width=width, merge=merge)
 

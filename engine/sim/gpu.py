@@ -14,8 +14,8 @@ per request, its batch (through the queues' segments).
 Which runs where: a closed loop (a client waits for each query) and a shared queue filled as requests arrive
 run the simpy processes; every other run takes the same steps on one heap of (time, order) events, scheduled in
 the order simpy would give them event ids, so ties break the same way and a seed gives the same result either way
-(_loop_shared: first-idle over a static queue; _loop_each: round-robin; _loop_dynamic: JSQ, ELSA). use_simpy
-forces the processes (tests compare the two).
+(engine.sim.loops: run_static for first-idle over a static queue and round-robin; loop_dynamic for JSQ, ELSA).
+use_simpy forces the processes (tests compare the two).
 
 Inputs: a GpuSpec (the partitions' service, batching rules and scheduler; one per design) and GpuRequests
 (the run's requests as they reach the batcher).
@@ -23,9 +23,6 @@ Inputs: a GpuSpec (the partitions' service, batching rules and scheduler; one pe
 
 from __future__ import annotations
 
-import bisect
-import heapq
-import math
 from array import array
 from collections import deque
 from dataclasses import dataclass
@@ -35,6 +32,7 @@ import numpy as np
 import simpy
 
 from engine.sim.batcher import BatchQueue, dynamic_queue, static_queue
+from engine.sim.loops import loop_dynamic, run_static
 from engine.sim.plan import GpuPlan
 from engine.sim.schedulers import SchedulerView, scheduler_for
 
@@ -80,11 +78,6 @@ class BatchLog:
     request_batch: np.ndarray  # per request
     arrival: Optional[np.ndarray]  # per request, closed loop only: decided during the run
     ready: Optional[np.ndarray]
-
-
-def _sampler(service) -> Callable:
-    """The service's sample(partition, items, longest, batch number), bound once per run where it offers that."""
-    return service.sampler() if hasattr(service, "sampler") else service.sample
 
 
 class GpuEngine:
@@ -160,11 +153,11 @@ class GpuEngine:
         else:
             ready = requests.ready
             order = np.argsort(ready, kind="stable")
-            # owner of the j-th request to reach the scheduler (ready order)
-            owner = np.zeros(self.n_requests, dtype=int) if shared else self.scheduler.static_assign(self.n_requests)
+            # owner of the j-th request to reach the scheduler (ready order); a shared queue takes them all
+            owner = None if shared else self.scheduler.static_assign(self.n_requests)
             queues = []
             for index in range(n_queues):
-                ids = order[owner == index]
+                ids = order if owner is None else order[owner == index]
                 queue = static_queue(len(self.buckets), ids, ready[ids], requests.sizes[ids],
                                      None if requests.lengths is None else requests.lengths[ids],
                                      plan.bucket_width, plan.merge)
@@ -297,418 +290,12 @@ class GpuEngine:
         for queue in self.queues:
             self._kick(queue)
 
-    # -- static queues: a plain event loop ----------------------------------------------------------
-
-    def _run_static(self) -> None:
-        """Open loop with static queues (fifs, round-robin): every arrival is known, so the partitions only
-        ever wait for a time, never for each other's events, and a heap of (time, order) replaces simpy.
-
-        The same steps in the same order as the simpy processes (_partition): times are the same floats
-        (a wait of leave_at - now lands at now + (leave_at - now)), ties go the way simpy's event ids
-        send them (the order events were scheduled), and batch numbers (which pick the service draws)
-        follow the order batches are taken."""
-        if self.scheduler.shared:
-            if self.spec.plan.request_cap == 1 and len(self.queues[0].buckets) == 1:
-                self._loop_unbatched()
-            else:
-                self._loop_shared()
-        else:
-            self._loop_each()
-
-    def _horizon(self) -> float:
-        """When the last request reaches the batcher (s): the event loops report progress against it."""
-        ready = self.requests.ready
-        return float(ready.max()) if len(ready) else 0.0
-
-    def _loop_unbatched(self) -> None:
-        """_loop_shared with one request per batch (no batching, first-idle): batch k is the k-th request to
-        reach the batcher, due when it arrives, so the loop only picks the partition and times the batch; the
-        columns that follow from that (items, one request each, when its rule was met) are filled in after."""
-        bucket, service = self.queues[0].buckets[0], self.service
-        ready, lengths = bucket.ready, bucket.lengths
-        known = len(ready)
-        items_of = self.requests.sizes[bucket.ids]
-        items = None
-        sample = _sampler(service)
-        # every batch's service time at once where the partition does not change it (a homogeneous layout)
-        times = service.unbatched_times(items_of) if hasattr(service, "unbatched_times") else None
-        if times is None and not np.all(items_of == 1):
-            items = items_of.tolist()
-        if times is not None:
-            as_array = array("d")
-            as_array.frombytes(memoryview(np.ascontiguousarray(times)).cast("B"))  # 8 bytes a batch
-            times = as_array
-        log_partition, log_start, log_end = self.batch_partition.append, self.batch_start.append, self.batch_end.append
-        free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
-        order, released = self.n_partitions, 0.0
-        replace = heapq.heapreplace
-        progress, horizon = self.progress, self._horizon()
-        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
-        for number in range(known):
-            now, _, partition = free[0]
-            if now < released:
-                now = released
-            due = ready[number]
-            if due > now:
-                now = now + (due - now)
-            service_s = times[number] if times is not None else sample(
-                partition, 1 if items is None else items[number], lengths[number] if lengths is not None else None,
-                number)
-            end = now + service_s
-            released = now
-            log_partition(partition), log_start(now), log_end(end)
-            replace(free, (end, order, partition))
-            order += 1
-            if progress is not None and now >= next_at:  # about 50 reports over the run's time
-                progress(min(0.99, now / horizon))
-                next_at = now + horizon / 50
-        bucket.head = known
-        start = np.asarray(self.batch_start)
-        self.batch_formed = np.minimum(np.asarray(ready), start)  # due (its arrival), or one ulp past the wait
-        self.batch_items = items_of.astype(np.int64)
-        self.batch_requests = np.ones(known, dtype=np.int64)
-        self.in_order = [bucket.index] * self.n_partitions
-
-    def _loop_shared(self) -> None:
-        """First-idle-first-serve over one static queue: free partitions take turns at the batcher in the order
-        they became free (a partition that frees at f while the batcher was last released at T decides at
-        max(f, T)); the one at the batcher waits until its batch is due, takes it and releases the batcher."""
-        queue, service, plan = self.queues[0], self.service, self.spec.plan
-        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
-        single = len(queue.buckets) == 1
-        bucket = queue.buckets[0]
-        ready, cum, lengths = bucket.ready, bucket.cum_items, bucket.lengths
-        known = len(ready)
-        decide, take, sample = queue.decide, queue.take, _sampler(service)
-        logs = self._log_appends()
-        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
-         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = logs
-        free = [(0.0, partition, partition) for partition in range(self.n_partitions)]  # (time, order, partition)
-        order, released, number, head = self.n_partitions, 0.0, 0, 0
-        pop, push = heapq.heappop, heapq.heappush
-        progress, horizon = self.progress, self._horizon()
-        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
-        while free:
-            now, _, partition = pop(free)
-            if now < released:
-                now = released
-            batch_max = batch_maxes[partition]
-            if single:  # BatchQueue.decide and take, inline (one bucket)
-                if head >= known:
-                    break
-                if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
-                    count = batch_max[0] if batch_max[0] < request_cap else request_cap
-                    last = head + count - 1
-                else:
-                    bucket.head = head
-                    count, last = bucket.fit(batch_max[0], request_cap)
-                due = ready[head] + time_queue_s
-                if last < known and ready[last] < due:
-                    due = ready[last]
-                if due > now:
-                    now = now + (due - now)
-                at = now if now > due else due
-                stop = head + count
-                if stop > known:
-                    stop = known
-                if ready[stop - 1] > at:
-                    count = bisect.bisect_right(ready, at, head, stop) - head
-                else:
-                    count = stop - head
-                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
-                longest = max(lengths[head:head + count]) if lengths is not None else None
-                head += count  # batches take the bucket in order: its segments follow from the counts
-                n_requests = count
-            else:
-                decision = decide(now, batch_max, request_cap, time_queue_s)
-                if decision is None:
-                    break
-                leave_at, due, bucket_at, request_limit = decision
-                if leave_at > now:
-                    now = now + (leave_at - now)
-                segments, items, longest = take(max(now, leave_at), bucket_at, request_limit, batch_max)
-                n_requests = 0
-                for segment_bucket, position, count in segments:
-                    log_segment_batch(number), log_segment_bucket(segment_bucket)
-                    log_segment_position(position), log_segment_count(count)
-                    n_requests += count
-            released = now
-            service_s = sample(partition, items, longest, number)
-            end = now + service_s
-            log_partition(partition), log_start(now), log_formed(due if due < now else now)
-            log_end(end), log_items(items), log_requests(n_requests)
-            push(free, (end, order, partition))
-            order += 1
-            number += 1
-            if progress is not None and now >= next_at:  # about 50 reports over the run's time
-                progress(min(0.99, now / horizon))
-                next_at = now + horizon / 50
-        if single:
-            bucket.head = head
-            self.in_order = [bucket.index] * self.n_partitions
-
-    def _loop_each(self) -> None:
-        """Per-partition static queues (round-robin): each partition decides when it frees; a batch not yet
-        due is taken by a second event at its due time. The heap orders both kinds of event as simpy would."""
-        service, plan = self.service, self.spec.plan
-        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
-        queues = self.queue_of
-        sample = _sampler(service)
-        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
-         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
-        single = all(len(queue.buckets) == 1 for queue in queues)
-        buckets = [queue.buckets[0] for queue in queues]
-        readys, cums, lengths_of = ([b.ready for b in buckets], [b.cum_items for b in buckets],
-                                    [b.lengths for b in buckets])
-        heads = [b.head for b in buckets]
-        # (time, order, partition, decision or None): None = the partition frees and decides, else it takes
-        events = [(0.0, partition, partition, None) for partition in range(self.n_partitions)]
-        order, number = self.n_partitions, 0
-        pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
-        progress, horizon = self.progress, self._horizon()
-        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
-        while events:
-            now, _, partition, decision = pop(events)
-            if single:  # BatchQueue.decide and take, inline (one bucket per partition)
-                ready, head = readys[partition], heads[partition]
-                known = len(ready)
-                if decision is None:
-                    if head >= known:
-                        continue  # this partition's queue is done
-                    cum = cums[partition]
-                    if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
-                        count = batch_maxes[partition][0]
-                        if count > request_cap:
-                            count = request_cap
-                        last = head + count - 1
-                    else:
-                        count, last = buckets[partition].fit(batch_maxes[partition][0], request_cap)
-                    due = ready[head] + time_queue_s
-                    if last < known and ready[last] < due:
-                        due = ready[last]
-                    if due > now:
-                        push(events, (now + (due - now), order, partition, (due, count)))
-                        order += 1
-                        continue
-                else:
-                    due, count = decision
-                    cum = cums[partition]
-                at = now if now > due else due
-                stop = head + count
-                if stop > known:
-                    stop = known
-                if ready[stop - 1] > at:
-                    count = bisect_right(ready, at, head, stop) - head
-                else:
-                    count = stop - head
-                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
-                lengths = lengths_of[partition]
-                longest = max(lengths[head:head + count]) if lengths is not None else None
-                head += count
-                heads[partition] = buckets[partition].head = head
-                n_requests = count
-            else:
-                queue, batch_max = queues[partition], batch_maxes[partition]
-                if decision is None:
-                    decision = queue.decide(now, batch_max, request_cap, time_queue_s)
-                    if decision is None:
-                        continue  # this partition's queue is done
-                    leave_at = decision[0]
-                    if leave_at > now:
-                        push(events, (now + (leave_at - now), order, partition, decision))
-                        order += 1
-                        continue
-                leave_at, due, bucket_at, request_limit = decision
-                segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
-                n_requests = 0
-                for segment_bucket, position, count in segments:
-                    log_segment_batch(number), log_segment_bucket(segment_bucket)
-                    log_segment_position(position), log_segment_count(count)
-                    n_requests += count
-            service_s = sample(partition, items, longest, number)
-            end = now + service_s
-            log_partition(partition), log_start(now), log_formed(due if due < now else now)
-            log_end(end), log_items(items), log_requests(n_requests)
-            push(events, (end, order, partition, None))
-            order += 1
-            number += 1
-            if progress is not None and now >= next_at:  # about 50 reports over the run's time
-                progress(min(0.99, now / horizon))
-                next_at = now + horizon / 50
-        if single:  # each partition took its own bucket in order
-            self.in_order = [bucket.index for bucket in buckets]
-
-    def _loop_dynamic(self) -> None:
-        """Open loop, per-partition dynamic queues (JSQ, ELSA): the scheduler decides each request's partition
-        when it reaches the batcher. The steps of the simpy processes (_dispatcher, _partition, _wait, _kick) as
-        events on one heap, scheduled in the same order so that ties break as simpy's event ids break them:
-        an arrival wakes its partition's waiter (a wake event at that time); a wait with a deadline is a timer
-        that wakes the partition unless an arrival did first (a stale timer is dropped: it schedules nothing)."""
-        service, plan, scheduler = self.service, self.spec.plan, self.scheduler
-        batch_maxes, request_cap, time_queue_s = plan.batch_max, plan.request_cap, plan.time_queue_s
-        queues, n_partitions = self.queue_of, self.n_partitions
-        ready, sizes, lengths = self.ready, self.sizes, self.lengths
-        sample, mean, assign, tracks = _sampler(service), service.mean, scheduler.assign, scheduler.tracks
-        (log_partition, log_start, log_formed, log_end, log_items, log_requests,
-         log_segment_batch, log_segment_bucket, log_segment_position, log_segment_count) = self._log_appends()
-        pop, push, bisect_right = heapq.heappop, heapq.heappush, bisect.bisect_right
-        progress, horizon = self.progress, self._horizon()
-        next_at = horizon / 50 if horizon > 0 else math.inf  # the next progress report
-        FREE, WAKE, TIMER, ARRIVAL = 0, 1, 2, 3
-        events: list = []  # (time, order, kind, partition or request position, timer token)
-        waiting = [-1] * n_partitions  # token of the partition's untriggered waiter (-1: none)
-        running = [0] * n_partitions  # requests in the batch each partition is serving
-        order = 0
-        number = 0
-        closed = False
-        arrivals = np.argsort(np.asarray(ready), kind="stable").tolist()
-        n_arrivals = len(arrivals)
-        # one bucket per partition: its columns, read and appended inline (BatchQueue.decide and take, Bucket.append)
-        single = all(len(queue.buckets) == 1 for queue in queues)
-        buckets = [queue.buckets[0] for queue in queues]
-        ids_of, readys = [b.ids for b in buckets], [b.ready for b in buckets]
-        cums, lengths_of = [b.cum_items for b in buckets], [b.lengths for b in buckets]
-        heads = [0] * n_partitions
-
-        def resume(partition: int, now: float) -> None:
-            """The partition decides at `now`: wait (for an arrival, or until its batch is due) or take a batch."""
-            nonlocal order, number, next_at
-            if single:
-                bucket_ready, head = readys[partition], heads[partition]
-                known = len(bucket_ready)
-                if head >= known:
-                    if not closed:
-                        waiting[partition] = order  # any unique token; no timer
-                        order += 1
-                    return
-                cum = cums[partition]
-                if cum is None or request_cap == 1:  # Bucket.fit's answer without its bisection
-                    count = batch_maxes[partition][0]
-                    if count > request_cap:
-                        count = request_cap
-                    last = head + count - 1
-                else:
-                    count, last = buckets[partition].fit(batch_maxes[partition][0], request_cap)
-                due = bucket_ready[head] + time_queue_s
-                if last < known and bucket_ready[last] < due:
-                    due = bucket_ready[last]
-                if due > now:
-                    waiting[partition] = order
-                    push(events, (now + (due - now), order, TIMER, partition, order))
-                    order += 1
-                    return
-                stop = head + count
-                if stop > known:
-                    stop = known
-                if bucket_ready[stop - 1] > now:
-                    count = bisect_right(bucket_ready, now, head, stop) - head
-                else:
-                    count = stop - head
-                items = count if cum is None else cum[head + count - 1] - (cum[head - 1] if head else 0)
-                bucket_lengths = lengths_of[partition]
-                longest = max(bucket_lengths[head:head + count]) if bucket_lengths is not None else None
-                heads[partition] = buckets[partition].head = head + count
-                n_requests = count
-            else:
-                queue, batch_max = queues[partition], batch_maxes[partition]
-                decision = queue.decide(now, batch_max, request_cap, time_queue_s)
-                if decision is None:
-                    if not closed:
-                        waiting[partition] = order  # any unique token; no timer
-                        order += 1
-                    return
-                leave_at, due, bucket_at, request_limit = decision
-                if leave_at > now:
-                    waiting[partition] = order
-                    push(events, (now + (leave_at - now), order, TIMER, partition, order))
-                    order += 1
-                    return
-                segments, items, longest = queue.take(max(now, leave_at), bucket_at, request_limit, batch_max)
-                n_requests = 0
-                for segment_bucket, position, count in segments:
-                    log_segment_batch(number), log_segment_bucket(segment_bucket)
-                    log_segment_position(position), log_segment_count(count)
-                    n_requests += count
-            service_s = sample(partition, items, longest, number)
-            log_partition(partition), log_start(now), log_formed(due if due < now else now)
-            log_end(now + service_s), log_items(items), log_requests(n_requests)
-            number += 1
-            if tracks:
-                estimate = mean(partition, items, longest)
-                scheduler.on_take(partition, items, estimate)
-                scheduler.on_start(partition, now, estimate)
-            running[partition] = n_requests
-            push(events, (now + service_s, order, FREE, partition, 0))
-            order += 1
-            if progress is not None and now >= next_at:  # about 50 reports over the run's time
-                progress(min(0.99, now / horizon))
-                next_at = now + horizon / 50
-
-        for partition in range(n_partitions):  # the processes start in this order, the dispatcher last
-            resume(partition, 0.0)
-        events.append((0.0, order, ARRIVAL, 0, 0))  # the heap is empty: every queue is
-        order += 1
-        while events:
-            now, _, kind, which, token = pop(events)
-            if kind == ARRIVAL:  # the dispatcher hands on every request due by now, then sleeps until the next
-                position = which
-                while position < n_arrivals:
-                    request = arrivals[position]
-                    ready_at = ready[request]
-                    if ready_at > now:
-                        push(events, (now + (ready_at - now), order, ARRIVAL, position, 0))
-                        order += 1
-                        break
-                    partition = assign(request, now)
-                    length = lengths[request] if lengths is not None else None
-                    if single:
-                        ids_of[partition].append(request)
-                        readys[partition].append(ready_at)
-                        cum = cums[partition]
-                        if cum is not None:
-                            cum.append((cum[-1] if cum else 0) + sizes[request])
-                        if lengths_of[partition] is not None:
-                            lengths_of[partition].append(length)
-                    else:
-                        queue = queues[partition]
-                        queue.buckets[queue.bucket_of(length)].append(request, ready_at, sizes[request], length)
-                    if waiting[partition] >= 0:  # wake the partition's waiter
-                        waiting[partition] = -1
-                        push(events, (now, order, WAKE, partition, 0))
-                        order += 1
-                    position += 1
-                else:  # every request has arrived: wake every waiter once more
-                    closed = True
-                    for partition in range(n_partitions):
-                        if waiting[partition] >= 0:
-                            waiting[partition] = -1
-                            push(events, (now, order, WAKE, partition, 0))
-                            order += 1
-            elif kind == FREE:
-                if tracks:
-                    scheduler.on_done(which, running[which])
-                resume(which, now)
-            elif kind == WAKE:
-                resume(which, now)
-            elif waiting[which] == token:  # a timer whose wait no arrival ended: wake the partition now
-                waiting[which] = -1
-                push(events, (now, order, WAKE, which, 0))
-                order += 1
-        if single:  # each partition took its own bucket in order
-            self.in_order = [bucket.index for bucket in buckets]
-
-    def _log_appends(self) -> tuple:
-        return (self.batch_partition.append, self.batch_start.append, self.batch_formed.append,
-                self.batch_end.append, self.batch_items.append, self.batch_requests.append,
-                self.segment_batch.append, self.segment_bucket.append, self.segment_position.append,
-                self.segment_count.append)
-
     def run(self) -> BatchLog:
         if not self.use_simpy:
             if self.dynamic:
-                self._loop_dynamic()
+                loop_dynamic(self)
             else:
-                self._run_static()
+                run_static(self)
             if self.progress is not None:
                 self.progress(1.0)
             return self._log()

@@ -95,8 +95,11 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
         return end - service, end
     if k >= n:
         return arrive.copy(), arrive + service
-    if not np.all(service > 0):  # the fast path below needs every request to end after it arrives
+    if not np.all(service > 0):  # the fast paths below need every request to end after it arrives
         return _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    start = _few_waits(arrive, service, k)
+    if start is not None:
+        return start, start + service
     # Kiefer-Wolfowitz, with the stretches where a server is free at every arrival done in numpy. Its heap of
     # k free times holds the k latest ends so far (an end is never below the free time it replaces), so
     # request i starts at its arrival iff fewer than k of the earlier requests' ends are after it. Blocks of
@@ -109,8 +112,11 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
     while at < n:
         stop = min(n, at + block)
         arrive_block = arrive[at:stop]
+        # ends are arrivals plus service: nearly sorted already, which a stable sort (a merge sort that takes
+        # sorted runs as they come) orders several times faster than quicksort
         busy = (k - np.searchsorted(top, arrive_block, side="right")  # earlier ends after each arrival
-                 + np.arange(stop - at) - np.searchsorted(np.sort(ends[at:stop]), arrive_block, side="right"))
+                + np.arange(stop - at)
+                - np.searchsorted(np.sort(ends[at:stop], kind="stable"), arrive_block, side="right"))
         waits = np.flatnonzero(busy >= k)
         free_run = int(waits[0]) if waits.size else stop - at
         if free_run:
@@ -132,6 +138,72 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
         else:
             block = min(1 << 16, block * 2)
     return start, start + service
+
+
+def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.ndarray]:
+    """fifo_pool's start times where few requests wait (a pool with servers to spare), or None where more than
+    about one in 500 would, or the pool is busy over 80 % of the time (fifo_pool's blocks do better there).
+
+    A request waits iff at least k earlier requests end after it arrives (fifo_pool's Kiefer-Wolfowitz reading).
+    Had none waited, request j would end at e_j = arrival + service, and request i would find
+    busy_i = i - #{j: e_j <= a_i} of them still in service (a count over the sorted ends); a request that waits
+    ends later than e_j, by its wait, so the true count is busy_i plus the waited requests j < i with
+    e_j <= a_i < their true end. Every request with busy_i >= k waits; the others wait only where those waited
+    requests push their count to k, which is checked over the arrivals in each one's extra time. They are taken
+    in order: each starts when the k-th latest of the earlier true ends comes (read from the requests that can
+    still be in service: those that arrived within twice the longest service, and the waited ones), as the
+    recursion's heap would give it, so the same floats."""
+    n = len(arrive)
+    if float(np.sum(service)) > 0.8 * k * float(arrive[-1] - arrive[0]):
+        return None  # busy most of the time: many wait
+    ends = arrive + service  # the no-wait ends; the true ends once requests wait
+    no_wait_sorted = np.sort(ends, kind="stable")  # nearly sorted already: a merge sort takes its runs
+    # k earlier ends after a_i include one at index <= i - k, so only requests behind an end that reaches past
+    # them (a running maximum) are counted
+    maybe = k + np.flatnonzero(np.maximum.accumulate(ends[:-k]) > arrive[k:])
+    busy = maybe - np.searchsorted(no_wait_sorted, arrive[maybe], side="right")
+    waits = maybe[busy >= k].tolist()
+    del busy, maybe
+    most_waits = max(64, n // 512)
+    if len(waits) > most_waits:
+        return None
+    start = arrive.copy()
+    reach = 2 * float(service.max())  # requests that arrived longer ago than this ended without waiting
+    extra = np.zeros(n, dtype=np.int32)  # waited requests still in service beyond their no-wait end
+    late: list[tuple[float, int]] = []  # (true end, index) of the waited requests
+    taken, count = -1, 0
+    while waits:
+        i = heapq.heappop(waits)
+        if i <= taken:
+            continue  # found twice
+        taken = i
+        count += 1
+        if count > most_waits:
+            return None
+        arrival = float(arrive[i])
+        first = int(np.searchsorted(arrive, arrival - reach, side="left"))
+        late = [(end, j) for end, j in late if end > arrival]
+        candidates = ends[first:i]
+        outside = [end for end, j in late if j < first]
+        if outside:
+            candidates = np.concatenate([candidates, outside])
+        if len(candidates) < k:
+            continue
+        free_at = float(np.partition(candidates, len(candidates) - k)[len(candidates) - k])  # k-th latest end
+        if free_at <= arrival:
+            continue
+        no_wait_end, end = float(ends[i]), free_at + float(service[i])
+        start[i], ends[i] = free_at, end
+        late.append((end, i))
+        # the requests arriving in [no-wait end, true end) find one more request in service than counted
+        low = int(np.searchsorted(arrive, no_wait_end, side="left"))
+        high = int(np.searchsorted(arrive, end, side="left"))
+        if high > low:
+            extra[low:high] += 1
+            busy = np.arange(low, high) - np.searchsorted(no_wait_sorted, arrive[low:high], side="right")
+            for index in (low + np.flatnonzero(busy + extra[low:high] >= k)).tolist():
+                heapq.heappush(waits, index)
+    return start
 
 
 def _kiefer_wolfowitz(arrive: np.ndarray, service: np.ndarray, k: int, first: int, free: list,

@@ -34,7 +34,7 @@ from engine.analytic.operating_point import capacity
 from engine.vocab import WorkloadKind
 
 DEFAULT_WARMUP = 0.1
-STATS_ENGINES = ("duckdb", "numpy")
+STATS_ENGINES = ("quantile_cont", "duckdb", "numpy")
 
 
 def _context():
@@ -81,7 +81,7 @@ def _workload_from(data: dict) -> SimWorkload:
 def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
              progress: Optional[Callable[[float], None]] = None, ctx=None, service: Optional[ServiceSpec] = None,
              workload: Optional[SimWorkload] = None, rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP,
-             stats: str = "duckdb", timeseries: Optional[bool] = None):
+             stats: str = "quantile_cont", timeseries: Optional[bool] = None):
     """Simulate a scenario (Scenario, dict or JSON text) for n_requests or duration_s of arrivals.
 
     ctx: an engine.analytic.Context (built from the default store if None); service: a synthetic GPU
@@ -89,7 +89,9 @@ def simulate(scenario, n_requests: Optional[int] = None, *, duration_s: Optional
     workload.arrival, whatever its kind); rate: override the arrival rate (req/s), which scales the process
     (a diurnal cycle's base rate, a trace's mean rate; closed loops and offline have none); warmup: fraction
     of requests discarded;
-    stats: 'duckdb' (percentiles through the store's DuckDB) or 'numpy'.
+    stats: how percentiles are computed: 'quantile_cont' (DuckDB's quantile_cont in numpy, engine.sim.quantiles),
+    'duckdb' (through the store's DuckDB: the same numbers, slower) or 'numpy' (np.quantile, which differs from
+    DuckDB's in the last bits; search and sweeps use it).
     """
     ctx = ctx if ctx is not None else _context()
     if not isinstance(scenario, Scenario):
@@ -157,7 +159,7 @@ def prepare(design, n_requests: Optional[int] = None, *, duration_s: Optional[fl
 def simulate_design(design, n_requests: Optional[int] = None, *, duration_s: Optional[float] = None, seed: int = 0,
                     progress: Optional[Callable[[float], None]] = None, ctx=None,
                     service: Optional[ServiceSpec] = None, workload: Optional[SimWorkload] = None,
-                    rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP, stats: str = "duckdb",
+                    rate: Optional[float] = None, warmup: float = DEFAULT_WARMUP, stats: str = "quantile_cont",
                     timeseries: Optional[bool] = None):
     """simulate() for a prepared Design (engine.analytic.build_design)."""
     t_start = time.perf_counter()

@@ -169,6 +169,18 @@ class GpuService:
             mean[at:at + DRAW_CHUNK] *= [exp(sigma * draw - half) for draw in draws[at:at + DRAW_CHUNK].tolist()]
         return mean
 
+    def unit_tables(self, most_items: list[int]) -> Optional[tuple[list[list[float]], list[float], list[float]]]:
+        """sample() of a profiled fixed-length model laid out for an event loop that computes it inline (a call per
+        batch costs as much as the arithmetic): per partition p, the mean service of a batch of `items` items at
+        index items (0 < items <= most_items[p]), the log-normal sigma and sigma * sigma / 2. The loop's
+        mean * exp(sigma * draw - half) is sample()'s expression, so the same number to the bit. None where
+        sample() does more (variable lengths, a synthetic or deterministic service): the loop calls it."""
+        if self.lengths is not None or self.spec is not None or self.draws is None:
+            return None
+        means = [[0.0] + [table[(items if items < len(table) else len(table)) - 1] for items in range(1, most + 1)]
+                 for table, most in zip(self.tables, most_items)]
+        return means, list(self.sigma), [sigma * sigma / 2 for sigma in self.sigma]
+
     def sampler(self):
         """sample() as a function with the service's tables bound (the event loops call it once per batch)."""
         if self.lengths is not None:

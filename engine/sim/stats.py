@@ -1,5 +1,6 @@
-"""Statistics of a run from its per-request columns: percentiles (the store's DuckDB, or numpy), batch
-means confidence intervals, throughput, Little's law, utilisation, breakdown, stability.
+"""Statistics of a run from its per-request columns: percentiles (DuckDB's quantile_cont in numpy, the store's
+DuckDB, or numpy's quantile), batch means confidence intervals, throughput, Little's law, utilisation,
+breakdown, stability.
 
 Measurement window: requests in arrival order after the warm-up; the window runs from the first
 measured arrival to the last arrival (open loop), so the drain after the last arrival is left out.
@@ -18,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from engine.sim.quantiles import quantile_cont, quantile_cont_partitioned, split_by
 from engine.sim.result import t975
 from engine.store import Store
 from engine.profiles.tails import percentile_key
@@ -25,32 +27,41 @@ from engine.profiles.tails import percentile_key
 GROUPS = 20
 
 
-def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str):
-    """[(group, n, mean, [quantiles...])], overall first when `by` is given: DuckDB or numpy."""
+def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str,
+                   total: bool = True):
+    """[(group, n, mean, [quantiles...])], overall first (when `by` is given, only if `total`).
+
+    engine: 'quantile_cont' (DuckDB's quantile_cont computed in numpy, engine.sim.quantiles), 'duckdb' (through
+    the store's DuckDB: the same numbers) or 'numpy' (np.quantile). Means come from numpy in every engine."""
     values = cols[value]
-    if engine == "duckdb":
-        frame = Store.summarize(cols, value, by, qs, total=by is not None)
-        quantile_columns = [column for column in frame.columns if column.startswith("q")]
+    if engine in ("duckdb", "quantile_cont"):
         # DuckDB's parallel avg() can differ in the last bit between runs; means come from numpy so that one
         # seed gives one result exactly (quantiles are order statistics: exact either way)
         means = {None: float(values.mean())}
+        counts = {None: len(values)}
         if by is not None:
             groups = cols[by]
-            sums, counts = np.bincount(groups, weights=values), np.bincount(groups)
-            means.update({group: float(sums[group] / counts[group]) for group in np.flatnonzero(counts).tolist()})
+            sums, group_counts = np.bincount(groups, weights=values), np.bincount(groups)
+            present = np.flatnonzero(group_counts).tolist()
+            means.update({group: float(sums[group] / group_counts[group]) for group in present})
+            counts.update({group: int(group_counts[group]) for group in present})
+        if engine == "quantile_cont":
+            rows = [(None, counts[None], means[None], quantile_cont(values, qs))] if (total or by is None) else []
+            if by is not None:
+                rows += [(group, counts[group], means[group], quantile_cont(chunk, qs))
+                         for group, chunk in split_by(cols[by], values)]
+            return rows
+        frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
+        quantile_columns = [column for column in frame.columns if column.startswith("q")]
         rows = []
         for index, (_, row) in enumerate(frame.iterrows()):
-            key = None if (by is None or index == 0) else int(row["grp"])
+            key = None if (by is None or (total and index == 0)) else int(row["grp"])
             rows.append((key, int(row["n"]), means[key], [float(row[column]) for column in quantile_columns]))
         return rows
-    rows = [(None, len(values), float(values.mean()), list(np.quantile(values, qs)))]
+    rows = [(None, len(values), float(values.mean()), list(np.quantile(values, qs)))] if (total or by is None) else []
     if by is not None:
-        groups = cols[by]
-        order = np.argsort(groups, kind="stable")
-        sorted_groups, sorted_values = groups[order], values[order]
-        cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
-        for group, chunk in zip(np.split(sorted_groups, cuts), np.split(sorted_values, cuts)):
-            rows.append((int(group[0]), len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
+        for group, chunk in split_by(cols[by], values):
+            rows.append((group, len(chunk), float(chunk.mean()), list(np.quantile(chunk, qs))))
     return rows
 
 
@@ -82,14 +93,18 @@ def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
     # at least 40 requests a group, else fewer groups (1: no interval)
     n_groups = GROUPS if n_measured >= 40 * GROUPS else max(2, n_measured // 40) if n_measured >= 80 else 1
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
-    _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
+    if engine == "quantile_cont":  # quantile_table's numbers, keeping the partitioned copy for the intervals
+        mean, (quantiles, ordered) = float(measured.mean()), quantile_cont_partitioned(measured, qs)
+    else:
+        _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
+        ordered = measured
     names = ["mean"] + [percentile_key(q) for q in qs]
     latency = dict(zip(names, [mean * 1e3] + [quantile * 1e3 for quantile in quantiles]))
     ci: dict[str, Optional[float]] = {name: None for name in names}
     if n_groups > 1:
         means = np.array([group.mean() for group in np.array_split(measured, n_groups)])
         ci["mean"] = float(t975(n_groups - 1) * means.std(ddof=1) / math.sqrt(n_groups)) * 1e3
-        for name, half_width in zip(names[1:], quantile_cis(measured, qs, quantiles)):
+        for name, half_width in zip(names[1:], quantile_cis(measured, qs, quantiles, ordered)):
             ci[name] = half_width * 1e3
     return latency, ci, n_groups
 
@@ -129,9 +144,11 @@ def quantile_ci(x: np.ndarray, p: float, estimate: float) -> float:
     return quantile_cis(x, (p,), (estimate,))[0]
 
 
-def quantile_cis(x: np.ndarray, ps, estimates) -> list[float]:
+def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = None) -> list[float]:
     """quantile_ci of several quantiles of one sequence, their interval ends read in one pass over x (one
-    partial sort, not two per quantile; the same order statistics, so the same numbers)."""
+    partial sort, not two per quantile; the same order statistics, so the same numbers). ordered: the same
+    values in any order (a partially sorted copy is quicker to read the ends from); x's own order makes the
+    batches."""
     n = len(x)
     ends: list[tuple[int, float, float]] = []  # (which, p - h, p + h)
     for which, (p, estimate) in enumerate(zip(ps, estimates)):
@@ -144,7 +161,8 @@ def quantile_cis(x: np.ndarray, ps, estimates) -> list[float]:
         ends.append((which, max(0.0, p - half_width), min(1.0, p + half_width)))
     out = [math.nan] * len(ps)
     if ends:
-        values = np.quantile(x, [q for _, low, high in ends for q in (low, high)]).tolist()
+        values = np.quantile(x if ordered is None else ordered,
+                             [q for _, low, high in ends for q in (low, high)]).tolist()
         for index, (which, _, _) in enumerate(ends):
             low, high = values[2 * index], values[2 * index + 1]
             out[which] = max(estimates[which] - low, high - estimates[which])
@@ -217,7 +235,8 @@ def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100)
     width = edges[1] - edges[0] if t_end > 0 else 1.0
     bin_of = (np.minimum(bins - 1, (arrival / width).astype(np.int64)) if t_end > 0
               else np.zeros(len(arrival), dtype=np.int64))
-    table = quantile_table({"latency": cols["latency"], "bin": bin_of}, "latency", "bin", (0.99,), engine)[1:]
+    table = quantile_table({"latency": cols["latency"], "bin": bin_of}, "latency", "bin", (0.99,), engine,
+                           total=False)
     p99 = np.full(bins, np.nan)
     mean = np.full(bins, np.nan)
     for index, _, bin_mean, quantiles in table:
