@@ -32,7 +32,8 @@ import numpy as np
 import simpy
 
 from engine.sim.batcher import BatchQueue, dynamic_queue, static_queue
-from engine.sim.loops import loop_dynamic, run_static
+from engine.sim.loop_dynamic import loop_dynamic
+from engine.sim.loops import run_static
 from engine.sim.plan import GpuPlan
 from engine.sim.schedulers import SchedulerView, scheduler_for
 
