@@ -36,3 +36,13 @@ def open_profiles_tab(at: AppTest, label: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def sidebar_row_counts(at: AppTest) -> dict[str, int]:
+    """{table: rows} from the sidebar's store details (a Markdown table: ui.session.sidebar_store_info); empty when
+    the sidebar shows none."""
+    table = next((m.value for m in at.sidebar.markdown if m.value.startswith("| Table | Rows |")), None)
+    if table is None:
+        return {}
+    rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
+    return {name.strip().replace("\\", ""): int(n.strip().replace(",", "")) for name, n in rows}

@@ -22,7 +22,7 @@ from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 from engine.store import Store, StoreError
 from tests.conftest import ROOT, SEED
-from tests.pagetest import open_profiles_tab
+from tests.pagetest import open_profiles_tab, sidebar_row_counts
 
 APP = str(ROOT / "app.py")
 PROFILES = str(ROOT / "pages" / "profiles.py")
@@ -220,8 +220,7 @@ def _upload(at: AppTest, name: str, data: bytes) -> None:
 
 
 def _sidebar_rows(at: AppTest, table: str) -> int:
-    counts = at.sidebar.dataframe[0].value
-    return int(counts.loc[counts["table"] == table, "rows"].iloc[0])
+    return sidebar_row_counts(at)[table]
 
 
 def test_two_sessions_with_different_uploads_do_not_see_each_others_data(hosted_env):
@@ -277,7 +276,7 @@ def test_password_gate(monkeypatch, source):
         at.secrets["password"] = "correct horse"
     at.run()
     assert not at.exception and _gate_shown(at)
-    assert not at.metric and not at.sidebar.dataframe  # no page, no database details before the password
+    assert not at.metric and not sidebar_row_counts(at)  # no page, no database details before the password
     at.text_input(key="gate_password").set_value("wrong horse")
     at.button[0].click().run()
     assert _gate_shown(at) and [e.value for e in at.error] == ["That password is not right."] and not at.metric

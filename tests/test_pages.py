@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
-from tests.pagetest import open_profiles_tab
+from tests.pagetest import open_profiles_tab, sidebar_row_counts
 
 APP = str(ROOT / "app.py")
 
@@ -32,9 +32,7 @@ def test_app_shows_store_in_sidebar():
     text = " ".join(c.value for c in app.sidebar.caption)
     assert "duckdb" in text
     # a Markdown table (ui/session.py says why not st.dataframe): | table | rows |
-    table = next(m.value for m in app.sidebar.markdown if m.value.startswith("| Table | Rows |"))
-    rows = [line.strip("|").split("|") for line in table.splitlines()[2:]]
-    counts = {name.strip().replace("\\", ""): int(n.strip().replace(",", "")) for name, n in rows}
+    counts = sidebar_row_counts(app)
     assert set(counts) >= {"gpus", "latency_points", "mig_profiles"}
     assert all(n > 0 for n in counts.values())
     assert not app.sidebar.dataframe  # the sidebar loads no table component before the page's own elements
