@@ -131,6 +131,15 @@ class InputLenSpec(Spec):
     mu: float = Field(1.9, ge=-MAX_LOG_LOCATION, le=MAX_LOG_LOCATION)
     sigma: Positive = Field(0.5, gt=0, le=MAX_LOG_SCALE)
 
+    @model_validator(mode="after")
+    def _uniform_has_a_width(self) -> "InputLenSpec":
+        # the analytic engine and the simulator read an empty or reversed range differently (a point mass vs a draw
+        # between the ends), so neither is allowed to guess
+        if self.kind == "uniform" and not self.low < self.high:
+            raise ValueError(f"uniform: the shortest input (low, {self.low:g}) must be below the longest (high, "
+                             f"{self.high:g})")
+        return self
+
 
 class SlaSpec(Spec):
     latency_ms: Optional[Positive] = Field(None, gt=0, le=MAX_MS,

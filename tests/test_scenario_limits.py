@@ -249,3 +249,14 @@ def test_valid_extremes_evaluate_to_finite_numbers(ctx, name):
     e = evaluate_design(build_design(load_scenario(data, ctx.book), ctx), ctx)
     assert math.isfinite(e.capacity_rps) and math.isfinite(e.sla_bounded_rps)
     assert math.isfinite(e.cost.tco_usd) and e.cost.tco_usd > 0
+
+
+@pytest.mark.parametrize("low, high", [(5.0, 1.0), (3.0, 3.0)])
+def test_a_uniform_input_length_without_width_is_refused_by_name(low, high):
+    """An empty or reversed uniform range: the analytic engine read it as a point mass at `low`, the simulator drew
+    between the ends; the scenario now refuses it and names both ends."""
+    gpu = {"sku": "A100-SXM4-40GB"}
+    spec = {"model": "citrinet", "gpu": gpu, "workload": {"input_len": {"kind": "uniform", "low": low, "high": high}}}
+    with pytest.raises(ScenarioError, match=rf"input_len.*shortest input \(low, {low:g}\).*\(high, {high:g}\)"):
+        load_scenario(spec)
+    load_scenario({**spec, "workload": {"input_len": {"kind": "uniform", "low": low, "high": low + 1}}})
