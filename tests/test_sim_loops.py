@@ -1,5 +1,5 @@
 """The simulator's plain event loops take the same steps as its simpy processes, and as the benchmark's reference
-loops (benchmarks/sim_reference.py, written from the rules): same batches, same times, to the last digit. The host
+loops (benchmarks/reference_loops.py, written from the rules): same batches, same times, to the last digit. The host
 pools' numpy fast path equals the Kiefer-Wolfowitz recursion it shortcuts."""
 
 import importlib.util
@@ -18,9 +18,9 @@ from engine.sim.hoststages import _few_waits, _kiefer_wolfowitz, fifo_pool
 from engine.sim.run import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("sim_reference", ROOT / "benchmarks" / "sim_reference.py")
-sim_reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sim_reference)
+_spec = importlib.util.spec_from_file_location("reference_loops", ROOT / "benchmarks" / "reference_loops.py")
+reference_loops = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(reference_loops)
 
 LAYOUT = ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]
 POLICIES = ("none", "work-conserving", "fixed", "preba")
@@ -88,7 +88,7 @@ def test_unit_loop_moves_its_log_in_chunks_and_draws_on_demand(ctx, monkeypatch,
 def test_reference_loops_give_the_same_latencies(ctx, policy, scheduler):
     run = prepared(ctx, policy, scheduler, n=4000)
     log = GpuEngine(run.spec, run.requests).run()
-    np.testing.assert_array_equal(sim_reference.reference(run), log.end[log.request_batch])
+    np.testing.assert_array_equal(reference_loops.reference(run), log.end[log.request_batch])
 
 
 def test_reference_loop_of_an_mmc_queue(ctx):
@@ -99,7 +99,7 @@ def test_reference_loop_of_an_mmc_queue(ctx):
     run = prepare(design, 5000, seed=4, ctx=ctx, rate=0.9 * 7 / 1e-3,
                   service=ServiceSpec(kind="exponential", mean_ms=1.0, host="none"))
     log = GpuEngine(run.spec, run.requests).run()
-    np.testing.assert_array_equal(sim_reference.reference(run), log.end[log.request_batch])
+    np.testing.assert_array_equal(reference_loops.reference(run), log.end[log.request_batch])
 
 
 @pytest.mark.parametrize("k, load", [(2, 0.1), (2, 0.9), (7, 0.5), (7, 1.1), (23, 0.4), (40, 0.97)])
