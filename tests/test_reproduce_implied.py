@@ -3,6 +3,7 @@ them: each inversion undoes the engine's forward law, and the quoted numbers are
 
 import pytest
 
+from engine.profiles.service import ESTIMATED
 from engine.profiles.slicelaw import SliceFit, slice_latency
 from engine.reproduce import gpu_primitives as prim
 from engine.reproduce._common import evaluate
@@ -10,6 +11,7 @@ from engine.reproduce.implied import implied_copy_cpu_s_per_item, implied_half_s
 from engine.reproduce.registry import entries
 from engine.reproduce.runner import run_entry
 from engine.stages.rpc_calibration import CPU_HZ, model_figures
+from engine.tenancy import latency_vs_gpu_pct, plan_multimodel
 from engine.tenancy.errors import TenancyError
 
 BY_ID = {e.id: e for e in entries("gpu-primitives")}
@@ -61,3 +63,10 @@ def test_the_share_reason_quotes_the_curves_half_saturation_batch(ctx):
     # the entry's own value is the slice law's forward answer at that curve's h: the inversion gives it back
     assert implied_half_saturation_batch(1, 0.25, 1 + row.kneepoint / 100) == pytest.approx(
         fit.half_saturation_batch, rel=0.02)
+
+
+def test_the_estimated_curve_trial_is_recomputed_not_typed_in(ctx):
+    row = run_entry(BY_ID["prim-multimodel-resnet50"], ctx)
+    curve = latency_vs_gpu_pct(ctx.book, prim.MODEL, prim.SKU, batch=8, framework=ESTIMATED, precision="fp16")
+    mm = plan_multimodel(curve, prim.DEADLINE_MS)
+    assert f"Multi-Model {mm.speedup:.2f}x with {mm.best.instances} instances" in row.mechanism
