@@ -6,6 +6,7 @@ names the paper_results ids whose figures the parameters it uses were tuned to; 
 in-sample when one of them is the entry's own result or lies in the same figure/table, else out-of-sample.
 `design` is the one scenario (a dict) whose evaluation is the whole result, where there is one: the very dict the
 compute function evaluates (shared, not copied), so the Papers page can open it on the Design page.
+`explain`, where given, computes the part of the reason that rests on numbers (what a miss implies).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class Entry:
     slow: bool = False  # more than a few seconds: its test is marked slow
     #: the scenario dict compute evaluates, when one scenario is the whole story (never mutated; not hashed)
     design: Optional[dict] = field(default=None, hash=False)
+    #: ctx -> words appended to the mechanism when the entry runs: numbers the engine computes to say why a
+    #: result misses (engine.reproduce.implied), so the reason quotes no number typed in by hand
+    explain: Optional[Callable[[object], str]] = field(default=None, hash=False, compare=False)
 
     def __post_init__(self):
         if (self.compute is None) == (not self.not_modelled):

@@ -68,8 +68,9 @@ def run_entry(e: Entry, ctx, simulate: bool = False, include_slow: bool = True) 
     if not math.isfinite(value):
         raise ValueError(f"{e.id}: the engine returned {value!r}")
     err = (value - r.value) / abs(r.value) if r.value else None
+    mechanism = f"{e.mechanism} {e.explain(ctx)}" if e.explain is not None else e.mechanism
     return ReproductionRow(**common, kneepoint=value, rel_error=err, within=err is not None and abs(err) <= WITHIN,
-                           status="ok", mechanism=e.mechanism)
+                           status="ok", mechanism=mechanism)
 
 
 def run(ctx, paper: Optional[str] = None, simulate: bool = False, include_slow: bool = True) -> list[ReproductionRow]:
