@@ -22,6 +22,7 @@ from engine.analytic.design import Design, prepare, with_host, with_overhead, wi
 from engine.analytic.rates import gpu_capacity_rps
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
+from engine.profiles.points import missing
 from engine.seed.papers import paper_results
 from engine.scenario import Scenario, load_scenario
 from engine.stages import StageCost
@@ -274,20 +275,22 @@ def _round3(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def _model_row(book: ProfileBook, model: str) -> pd.Series:
-    """The models.csv row (a model with points but no entry gets neutral defaults and no preprocessing)."""
-    if model in book.models.index:
-        return book.models.loc[model]
-    return pd.Series({"preprocess": "none", "request_bytes": 4096, "response_bytes": 1024, "kernel_count": None})
+def _model_row(book: ProfileBook, model: str) -> dict:
+    """The models.csv row ({column: value}, None for NULL; a model with points but no entry gets neutral defaults
+    and no preprocessing)."""
+    row = book.model_row(model)
+    if row is not None:
+        return row
+    return {"preprocess": "none", "request_bytes": 4096, "response_bytes": 1024, "kernel_count": None}
 
 
 class _ModelLike:
     """The attributes engine.stages.rpc reads from a models.csv row (`kernels` overrides the kernel count)."""
 
-    def __init__(self, row: pd.Series, kernels: int | None = None):
+    def __init__(self, row: dict, kernels: int | None = None):
         self.request_bytes = float(row.get("request_bytes", 4096))
         self.response_bytes = float(row.get("response_bytes", 1024))
         kc = row.get("kernel_count") if kernels is None else kernels
-        self.kernel_count = None if kc is None or pd.isna(kc) else int(kc)
+        self.kernel_count = None if missing(kc) else int(kc)
 
 

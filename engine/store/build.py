@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Optional
 
 import duckdb
-import pandas as pd
 
 from engine.catalog import Catalog
 from engine.seed.records import TABLES
@@ -150,6 +149,8 @@ def _create_table(con: duckdb.DuckDBPyConnection, name: str, model: type, rows: 
     con.execute(f'CREATE TABLE "{name}" ({cols})')
     if not rows:
         return
+    import pandas as pd  # heavy (~0.3 s): only a build loads it, never a start-up that finds the database built
+
     frame = pd.DataFrame([r.model_dump(mode="json") for r in rows], columns=list(fields))
     con.register("_rows", frame)
     con.execute(f'INSERT INTO "{name}" SELECT * FROM _rows')
