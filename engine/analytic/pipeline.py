@@ -12,17 +12,16 @@ RPC/host pool. A query of q items costs q preprocessing items.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.analytic.rates import gpu_capacity_rps
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
-from engine.profiles.points import missing
+from engine.rows import as_records, missing
 from engine.seed.papers import paper_results
 from engine.scenario import Scenario, load_scenario
 from engine.stages import StageCost
@@ -34,16 +33,19 @@ from engine.vocab import CpuAudioPipeline, PreprocessDevice
 
 MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)
 
+#: a store table as rows ({column: value}, None for NULL; engine.rows); a DataFrame given is turned into rows
+Rows = Annotated[list, BeforeValidator(as_records)]
+
 
 class Context(BaseModel):
-    """The data an evaluation reads: the profile book and the store's other tables."""
+    """The data an evaluation reads: the profile book and the store's other tables (as rows: no pandas)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     book: ProfileBook
-    preprocessing_points: pd.DataFrame
-    prices_power: pd.DataFrame
-    gpus: pd.DataFrame
+    preprocessing_points: Rows
+    prices_power: Rows
+    gpus: Rows
     _memo: dict = PrivateAttr(default_factory=dict)  # stage costs are pure in their inputs: compute once
     _costs: Optional[CostTable] = PrivateAttr(None)  # preprocessing lookups, pure in the table
 
@@ -70,8 +72,8 @@ class Context(BaseModel):
     def from_store(cls, store, book: ProfileBook | None = None) -> "Context":
         """The store's tables; pass `book` to reuse a ProfileBook already built from the same store."""
         return cls(book=book or ProfileBook.from_store(store),
-                   preprocessing_points=store.table("preprocessing_points"),
-                   prices_power=store.table("prices_power"), gpus=store.table("gpus"))
+                   preprocessing_points=store.records("preprocessing_points"),
+                   prices_power=store.records("prices_power"), gpus=store.records("gpus"))
 
 
 def _scaled(stage: StageCost, q: float, name: str | None = None) -> StageCost:

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.profiles.interp import OutOfRange, interp_log_batch
-from engine.profiles.points import as_records, missing
+from engine.rows import as_records, missing
 from engine.profiles.slicelaw import SliceFit, slice_latency
 from engine.profiles.tails import PERCENTILES, jitter_factor
 

@@ -7,13 +7,10 @@ evaluate` starts without it. Pages that want the tables as DataFrames build them
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Iterable, Mapping, Optional
+from typing import Mapping, Optional
 
 from engine.errors import KneepointError
-
-if TYPE_CHECKING:
-    import pandas as pd
+from engine.rows import missing
 
 #: the precision a curve is read at when none is asked for: the first of these the series has
 PRECISION_PREFERENCE = ("fp16", "amp", "int8", "bf16", "tf32", "fp32")
@@ -21,25 +18,6 @@ PRECISION_PREFERENCE = ("fp16", "amp", "int8", "bf16", "tf32", "fp32")
 
 class ProfileError(KneepointError):
     """A profile question that has no answer; the message says why and what exists."""
-
-
-def missing(value) -> bool:
-    """A NULL of the store (None), or NaN where the rows came from a DataFrame."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def as_records(rows) -> list[dict]:
-    """Rows as {column: value} dicts with None for every missing value: a DataFrame's records (NaN for a
-    missing number) or dicts already."""
-    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
-    return [{k: (None if missing(v) else v) for k, v in r.items()} for r in records]
-
-
-def frame(records: list[dict], columns: Iterable[str]) -> pd.DataFrame:
-    """The rows as a DataFrame with the given columns, None read as a missing value (NaN in a numeric column)."""
-    import pandas as pd  # heavy (~0.3 s to import): only the pages and reports that want a DataFrame load it
-
-    return pd.DataFrame.from_records(records, columns=list(columns))
 
 
 class PointRows:

@@ -31,8 +31,9 @@ from engine.profiles.curves import Curve, CurveKey, curve_from_points
 from engine.profiles.derived import ESTIMATED, estimated_curve, label, scaled_curve
 from engine.profiles.interp import OutOfRange
 from engine.profiles.knee import knee_curve, knee_utilization, utilization
-from engine.profiles.points import (PointRows, ProfileError, as_records, at_length, frame, lengths_of,
-                                    model_value, models_by_name, only, pick)
+from engine.profiles.points import (PointRows, ProfileError, at_length, lengths_of, model_value, models_by_name,
+                                    only, pick)
+from engine.rows import as_records, frame
 from engine.seed.records import TABLES
 from engine.vocab import KneeRule
 
