@@ -116,14 +116,17 @@ class Store:
         return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
-        # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path
-        self.rebuilt_because = prepare_database(self.path, self.seed_dir)
         con = duckdb.connect(":memory:")
         try:
-            con.execute("ATTACH ? AS seed (READ_ONLY)", [str(self.path)])
+            # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path; leaves
+            # the database attached to `con` as `seed`, read-only
+            self.rebuilt_because = prepare_database(self.path, self.seed_dir, con)
         except duckdb.Error as e:
             con.close()
             raise StoreError(f"cannot open the profile database {self.path}: {e}") from None
+        except BaseException:
+            con.close()
+            raise
         for name, (model, _key) in TABLES.items():
             if name in USER_TABLES:
                 cols = ", ".join(f'"{f}" {_sql_type(i.annotation)}' for f, i in model.model_fields.items())
