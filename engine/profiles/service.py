@@ -12,25 +12,23 @@ computation over them:
 - `memory_limit(...)`: the largest batch whose weights + activations fit.
 
 The book reads plain rows (engine.profiles.points), never pandas; `points` and `models` build the tables as
-DataFrames for the pages and reports that want them. Its answers are in engine.profiles.answers, its derived
-and estimated curves in engine.profiles.derived.
+DataFrames for the pages and reports that want them. Its answer models are in engine.profiles.answers, how
+they are read off the curves in engine.profiles.batch_answers, its derived and estimated curves in
+engine.profiles.derived.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional, Union
 
-import numpy as np
-
 from engine.catalog import Catalog, Gpu, UnknownNameError
 from engine.estimator.estimate import Estimator
 from engine.estimator.hardware import HardwareError, partition_sms
 from engine.estimator.loo import expected_errors
-from engine.profiles.answers import Knee, Prediction, batch_provenance, blend
+from engine.profiles import batch_answers
+from engine.profiles.answers import Knee, Prediction, batch_provenance
 from engine.profiles.curves import Curve, CurveKey, curve_from_points
-from engine.profiles.derived import ESTIMATED, estimated_curve, label, scaled_curve
-from engine.profiles.interp import OutOfRange
-from engine.profiles.knee import knee_curve, knee_utilization, utilization
+from engine.profiles.derived import ESTIMATED, estimated_curve, scaled_curve
 from engine.profiles.points import (PointRows, ProfileError, at_length, lengths_of, model_value, models_by_name,
                                     only, pick)
 from engine.rows import as_records, frame
@@ -272,26 +270,7 @@ class ProfileBook:
         return scaled_curve(ref, key, s, self.memory_limit(model, sku, partition, input_len),
                             lambda: self.memory_mb(sku, partition), cross_gpu=ref_sku != sku)
 
-    # -- answers -----------------------------------------------------------------
-
-    def _curves_for_length(self, model, sku, partition, precision, framework, input_len, cross_gpu):
-        """The one or two curves bracketing `input_len` and the interpolation weight of the upper one."""
-        if self.is_fixed_input(model):
-            return [self.curve(model, sku, partition, precision, framework, None, cross_gpu)], 0.0, None
-        src_sku, src_part, prec, fw = self._source(model, sku, partition, precision, framework, cross_gpu)
-        lengths = self.lengths(model, src_sku, src_part, prec, fw)
-        if input_len is None:
-            input_len = lengths[len(lengths) // 2]
-        if input_len < lengths[0] or input_len > lengths[-1]:
-            raise ProfileError(f"input length {input_len:g} is outside the profiled lengths "
-                               f"{lengths[0]:g}..{lengths[-1]:g} for {model}")
-        hi = next(l for l in lengths if l >= input_len)
-        lo = max(l for l in lengths if l <= input_len)
-        c_lo = self.curve(model, sku, partition, prec, fw, lo, cross_gpu)
-        if hi == lo:
-            return [c_lo], 0.0, input_len
-        c_hi = self.curve(model, sku, partition, prec, fw, hi, cross_gpu)
-        return [c_lo, c_hi], (input_len - lo) / (hi - lo), input_len
+    # -- answers (engine.profiles.batch_answers) -----------------------------------
 
     def is_fixed_input(self, model: str) -> bool:
         if model not in self._fixed:
@@ -311,31 +290,7 @@ class ProfileBook:
                 precision: Optional[str] = None, framework: Optional[str] = None,
                 cross_gpu: bool = False) -> Prediction:
         """Mean/tail latency, throughput and utilisation of one batch, with provenance."""
-        if batch < 1:
-            raise ProfileError(f"batch must be >= 1, got {batch}")
-        curves, w, length = self._curves_for_length(model, sku, partition, precision, framework, input_len,
-                                                    cross_gpu)
-        try:
-            mean = blend([c.mean(batch)[0] for c in curves], w)
-            tails = {q: blend([c.tail(batch, q)[0] for c in curves], w) for q in (50, 90, 95, 99)}
-            grids = [c.grid(c.law_max_batch) for c in curves]  # utilisation is relative to the law's support
-            sat = blend([float(np.max(c.throughput(g))) for c, g in zip(curves, grids)], w)
-        except OutOfRange as e:
-            c = curves[0]
-            raise ProfileError(f"{e} for {model} on {sku} {partition} ({c.provenance}); "
-                               "extrapolation is refused") from None
-        c = curves[0]
-        return Prediction(
-            model=model, sku=sku, partition=partition, precision=c.key.precision, framework=c.key.framework,
-            batch=batch, input_len=length, mean_s=mean, tail_s=tails, tail_source=c.tail_source(99),
-            throughput=batch / mean, utilization=min(1.0, (batch / mean) / sat),
-            provenance=batch_provenance(c, batch),
-            reference=label(c.reference) if c.reference else None, sm_ratio=c.sm_ratio,
-            fit_rms_rel_error=c.fit.rms_rel_error if c.fit else None, cross_gpu=c.cross_gpu,
-            memory_max_batch=self.memory_limit(model, sku, partition, length), sources=c.sources,
-            extrapolated=c.law_max_batch is not None and batch > c.law_max_batch,
-            extrapolation_rel_uncertainty=c.extrapolation_rel_uncertainty,
-            expected_rel_error=c.expected_rel_error, note=c.note)
+        return batch_answers.predict(self, model, sku, partition, batch, input_len, precision, framework, cross_gpu)
 
     def batch_time(self, model: str, sku: str, partition: str, lengths, **kw) -> float:
         """Mean service time (s) of a batch of variable-length inputs: it costs as its longest member."""
@@ -347,34 +302,9 @@ class ProfileBook:
     def knee(self, model: str, sku: str, partition: str, rule: KneeRule | str = KneeRule.UTILIZATION,
              threshold: float = 0.8, percentile: int = 95, input_len: Optional[float] = None,
              precision: Optional[str] = None, framework: Optional[str] = None, cross_gpu: bool = False) -> Knee:
-        """Batch_knee and Time_knee of one curve by the named rule (see engine.profiles.knee)."""
+        """Batch_knee and Time_knee of one curve by the named rule (see engine.profiles.knee); remembered."""
         key = (model, sku, partition, str(rule), threshold, percentile, input_len, precision, framework, cross_gpu)
         if key not in self._knees:
-            self._knees[key] = self._knee(model, sku, partition, rule, threshold, percentile, input_len, precision,
-                                          framework, cross_gpu)
+            self._knees[key] = batch_answers.knee(self, model, sku, partition, rule, threshold, percentile,
+                                                  input_len, precision, framework, cross_gpu)
         return self._knees[key]
-
-    def _knee(self, model, sku, partition, rule, threshold, percentile, input_len, precision, framework,
-              cross_gpu) -> Knee:
-        try:
-            rule = KneeRule(rule)
-        except ValueError:
-            raise ProfileError(f"{rule!r} is not a knee rule; valid: {', '.join(r.value for r in KneeRule)}") from None
-        curves, w, _ = self._curves_for_length(model, sku, partition, precision, framework, input_len, cross_gpu)
-        c = curves[0]
-        grid = c.grid(self.memory_limit(model, sku, partition, input_len))
-        for cv in curves:  # the knee is a latency choice on the law's support, never on extrapolated batches
-            if cv.law_max_batch is not None:
-                grid = grid[grid <= cv.law_max_batch]
-        for other in curves[1:]:
-            grid = grid[grid <= other.max_batch]
-        if c.fit is None:  # a measured knee is a measured batch size, never a largest batch whose throughput falls
-            grid = np.array([b for b in c.batches if b in set(grid)
-                             and not (any(cv.falling_top for cv in curves) and b == c.max_batch)])
-        x = blend([cv.throughput(grid) for cv in curves], w)
-        y = blend([cv.tail(grid, percentile) for cv in curves], w)
-        i = knee_utilization(grid, x, threshold) if rule == KneeRule.UTILIZATION else knee_curve(x, y)
-        return Knee(rule=rule, batch=int(grid[i]), time_s=float(y[i]), percentile=percentile,
-                    utilization=float(utilization(x)[i]),
-                    threshold=threshold if rule == KneeRule.UTILIZATION else None,
-                    provenance=batch_provenance(c, int(grid[i])))
