@@ -21,9 +21,10 @@ def missing(value) -> bool:
 
 def as_records(rows) -> list[dict]:
     """Rows as {column: value} dicts with None for every missing value: a DataFrame's records (NaN for a
-    missing number) or dicts already."""
-    records = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
-    return [{k: (None if missing(v) else v) for k, v in r.items()} for r in records]
+    missing number, turned into None), or rows already (returned as they are, not copied)."""
+    if hasattr(rows, "to_dict"):
+        return [{k: (None if missing(v) else v) for k, v in r.items()} for r in rows.to_dict("records")]
+    return rows if isinstance(rows, list) else list(rows)
 
 
 def frame(records: list[dict], columns: Iterable[str]) -> pd.DataFrame:
