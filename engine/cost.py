@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine.rows import as_records, missing
 from engine.vocab import CostBasis
 
 HOURS_PER_YEAR = 8760.0  # 365 days
@@ -186,15 +186,13 @@ def tco(inputs: CostInputs) -> CostResult:
 
 # --------------------------------------------------------------------------- defaults
 
-def _row(prices: pd.DataFrame, kind: str, *needles: str) -> Optional[pd.Series]:
+def _row(prices: list[dict], kind: str, *needles: str) -> Optional[dict]:
     """First row of `kind` whose item contains every needle (case-insensitive)."""
-    rows = prices[prices["kind"] == kind]
-    for n in needles:
-        rows = rows[rows["item"].str.lower().str.contains(n.lower(), regex=False)]
-    return None if rows.empty else rows.iloc[0]
+    return next((r for r in prices if r["kind"] == kind and all(n.lower() in str(r["item"]).lower() for n in needles)),
+                None)
 
 
-def _src(row: pd.Series) -> str:
+def _src(row: dict) -> str:
     return f"{row['item']}: {row['source'].split(' :: ')[0]}" + (f"; {row['note']}" if row.get("note") else "")
 
 
@@ -205,7 +203,7 @@ def _family(sku: str) -> str:
     return sku
 
 
-def _gpu_price(prices: pd.DataFrame, sku: str) -> Default:
+def _gpu_price(prices: list[dict], sku: str) -> Default:
     fam = _family(sku)
     if fam == "H100" and (r := _row(prices, "price_usd", "H100 (GPU)")) is not None:
         return Default(value=float(r["value"]), unit="USD", source=_src(r))
@@ -224,13 +222,12 @@ def _gpu_price(prices: pd.DataFrame, sku: str) -> Default:
     return Default(value=10000.0, unit="USD", assumed=True, source=f"no price row for {sku}")
 
 
-def _gpu_power(gpus: Optional[pd.DataFrame], prices: pd.DataFrame, sku: str) -> tuple[Default, Default]:
+def _gpu_power(gpus: Optional[list[dict]], prices: list[dict], sku: str) -> tuple[Default, Default]:
     tdp: Optional[Default] = None
-    if gpus is not None and not (g := gpus[gpus["sku"] == sku]).empty:
-        g = g.iloc[0]
+    if gpus is not None and (g := next((r for r in gpus if r["sku"] == sku), None)) is not None:
         tdp = Default(value=float(g["tdp_w"]), unit="W", source=f"gpus.csv {sku}: {str(g['source']).split('; ')[-1]}")
         idle = g.get("idle_w")
-        if idle is not None and not pd.isna(idle):
+        if not missing(idle):
             return tdp, Default(value=float(idle), unit="W", source=f"gpus.csv {sku} idle_w")
     if tdp is None:
         fam = _family(sku)
@@ -244,13 +241,14 @@ def _gpu_power(gpus: Optional[pd.DataFrame], prices: pd.DataFrame, sku: str) -> 
     return tdp, idle
 
 
-def price_defaults(prices: pd.DataFrame, gpu_sku: str, gpus: Optional[pd.DataFrame] = None,
-                   gpu_count: int = 1, smartnic: bool = False) -> dict[str, Default]:
+def price_defaults(prices, gpu_sku: str, gpus=None, gpu_count: int = 1,
+                   smartnic: bool = False) -> dict[str, Default]:
     """Default prices, powers and tariff for a design, each with its source (for 'default: $X (source)').
 
-    prices: Store.table('prices_power'); gpus: Store.table('gpus') (TDP, idle); keys match CostInputs
-    fields (plus usd_per_kwh and years, PREBA 6.3 rows).
+    prices: the prices_power table; gpus: the gpus table (TDP, idle), each as rows (Store.records) or a
+    DataFrame; keys match CostInputs fields (plus usd_per_kwh and years, PREBA 6.3 rows).
     """
+    prices, gpus = as_records(prices), (None if gpus is None else as_records(gpus))
     out: dict[str, Default] = {"gpu_price_usd": _gpu_price(prices, gpu_sku)}
     dgx, h100 = _row(prices, "price_usd", "DGX H100 (8x"), _row(prices, "price_usd", "H100 (GPU)")
     per_gpus = min(max(gpu_count, 1), GPUS_PER_SERVER)
@@ -287,7 +285,7 @@ def price_defaults(prices: pd.DataFrame, gpu_sku: str, gpus: Optional[pd.DataFra
     return out
 
 
-def fpga_price_defaults(prices: pd.DataFrame, board_power_w: float, boards: int = 1,
+def fpga_price_defaults(prices, board_power_w: float, boards: int = 1,
                         smartnic: bool = False) -> dict[str, Default]:
     """price_defaults for a design on FPGA inference boards: no GPUs, `boards` cards in the GPU slots.
 

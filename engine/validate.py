@@ -67,6 +67,6 @@ def _check_gpus(scenario: Scenario, book: ProfileBook) -> None:
 
 def _check_precision(scenario: Scenario, book: ProfileBook) -> None:
     if scenario.precision is not None:
-        have = sorted(set(book.points.loc[book.points["model"] == scenario.model, "precision"]))
+        have = book.precisions(scenario.model)
         if scenario.precision not in have:
             raise ScenarioError(f"precision: valid for {scenario.model}: {', '.join(have)}")

@@ -2,7 +2,6 @@
 
 import math
 
-import pandas as pd
 import pytest
 
 from engine.charts import cost as cost_charts, preprocessing as pre_charts, rpc as rpc_charts
@@ -118,7 +117,7 @@ def test_measured_costs_are_preferred_and_compared_with_published(ctx, pre):
     row = {"source": "this machine", "pipeline": "image", "step": "decode+resize+crop+normalize", "device": "cpu",
            "implementation": "Pillow [CPU]", "input_desc": "synthetic", "input_size": 0.37, "ms_per_item": 2.0,
            "kind": "measured", "measured_on": "2026-11-22", "note": None}
-    points = pd.concat([ctx.preprocessing_points, pd.DataFrame([row])], ignore_index=True)
+    points = ctx.preprocessing_points + [row]  # the context's tables are rows (engine.rows)
     local = Context(book=ctx.book, preprocessing_points=points, prices_power=ctx.prices_power, gpus=ctx.gpus)
     v = preprocessing_study(scenario(ctx), local)
     measured = next(e for e in v.cpu_costs if e.prefer == "measured")

@@ -117,7 +117,7 @@ def preba_backlog_table(scenario: Scenario, book: ProfileBook, partition: str, l
     rows = length_rows(book, scenario, partition, lengths)
     row = np.array([r[min(cap, len(r)) - 1] for r in rows])
     dist = LengthDistribution.from_spec(scenario.workload.input_len, default=lengths[len(lengths) // 2])
-    unit = str(book.models.loc[scenario.model].get("input_unit") or "s") if scenario.model in book.models.index else "s"
+    unit = str(book.model_value(scenario.model, "input_unit") or "s")
     return backlog_cost_ratios(np.array(lengths), row, dist, bucket_width(unit), cap)
 
 

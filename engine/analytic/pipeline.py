@@ -12,16 +12,16 @@ RPC/host pool. A query of q items costs q preprocessing items.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.analytic.rates import gpu_capacity_rps
 from engine.policy_rules import rule_for
 from engine.profiles import ProfileBook
+from engine.rows import as_records, missing
 from engine.seed.papers import paper_results
 from engine.scenario import Scenario, load_scenario
 from engine.stages import StageCost
@@ -33,16 +33,19 @@ from engine.vocab import CpuAudioPipeline, PreprocessDevice
 
 MAX_MEMO = 200_000  # shared stage costs a context keeps (a 23k-design sweep makes about 30k)
 
+#: a store table as rows ({column: value}, None for NULL; engine.rows); a DataFrame given is turned into rows
+Rows = Annotated[list, BeforeValidator(as_records)]
+
 
 class Context(BaseModel):
-    """The data an evaluation reads: the profile book and the store's other tables."""
+    """The data an evaluation reads: the profile book and the store's other tables (as rows: no pandas)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     book: ProfileBook
-    preprocessing_points: pd.DataFrame
-    prices_power: pd.DataFrame
-    gpus: pd.DataFrame
+    preprocessing_points: Rows
+    prices_power: Rows
+    gpus: Rows
     _memo: dict = PrivateAttr(default_factory=dict)  # stage costs are pure in their inputs: compute once
     _costs: Optional[CostTable] = PrivateAttr(None)  # preprocessing lookups, pure in the table
 
@@ -69,8 +72,8 @@ class Context(BaseModel):
     def from_store(cls, store, book: ProfileBook | None = None) -> "Context":
         """The store's tables; pass `book` to reuse a ProfileBook already built from the same store."""
         return cls(book=book or ProfileBook.from_store(store),
-                   preprocessing_points=store.table("preprocessing_points"),
-                   prices_power=store.table("prices_power"), gpus=store.table("gpus"))
+                   preprocessing_points=store.records("preprocessing_points"),
+                   prices_power=store.records("prices_power"), gpus=store.records("gpus"))
 
 
 def _scaled(stage: StageCost, q: float, name: str | None = None) -> StageCost:
@@ -274,20 +277,22 @@ def _round3(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def _model_row(book: ProfileBook, model: str) -> pd.Series:
-    """The models.csv row (a model with points but no entry gets neutral defaults and no preprocessing)."""
-    if model in book.models.index:
-        return book.models.loc[model]
-    return pd.Series({"preprocess": "none", "request_bytes": 4096, "response_bytes": 1024, "kernel_count": None})
+def _model_row(book: ProfileBook, model: str) -> dict:
+    """The models.csv row ({column: value}, None for NULL; a model with points but no entry gets neutral defaults
+    and no preprocessing)."""
+    row = book.model_row(model)
+    if row is not None:
+        return row
+    return {"preprocess": "none", "request_bytes": 4096, "response_bytes": 1024, "kernel_count": None}
 
 
 class _ModelLike:
     """The attributes engine.stages.rpc reads from a models.csv row (`kernels` overrides the kernel count)."""
 
-    def __init__(self, row: pd.Series, kernels: int | None = None):
+    def __init__(self, row: dict, kernels: int | None = None):
         self.request_bytes = float(row.get("request_bytes", 4096))
         self.response_bytes = float(row.get("response_bytes", 1024))
         kc = row.get("kernel_count") if kernels is None else kernels
-        self.kernel_count = None if kc is None or pd.isna(kc) else int(kc)
+        self.kernel_count = None if missing(kc) else int(kc)
 
 

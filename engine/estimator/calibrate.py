@@ -17,15 +17,18 @@ import hashlib
 import math
 import threading
 from collections import OrderedDict
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.estimator.hardware import PartitionSpec
+from engine.rows import missing
 from engine.estimator.roofline import MATRIX_CLASSES, SMOOTH_NORM, Efficiency, Harness, OpTable
 from engine.vocab import OpClass
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: a family with no calibration curve uses the efficiencies of the first family here that has one
 FAMILY_FALLBACK = {"hopper": ("ampere", "turing", "volta"), "ampere": ("hopper", "turing", "volta"),
@@ -114,7 +117,7 @@ class _Problem:
                 for ops, fused in tables:
                     n = ops.n_kernels
                     matrix = np.array([c in MATRIX_CLASSES for c in ops.op_class])
-                    r = 1.0 if ops.ref_len is None or pd.isna(p["input_len"]) else float(p["input_len"]) / ops.ref_len
+                    r = 1.0 if ops.ref_len is None or missing(p["input_len"]) else float(p["input_len"]) / ops.ref_len
                     parts["F"].append(b * ops.flops * r ** ops.flops_len_power)
                     acts = b * (ops.in_elems * r ** ops.in_len_power + ops.out_elems * r ** ops.out_len_power)
                     parts["B"].append((ops.weight_elems + acts) * spec.bytes_per_elem)
@@ -205,6 +208,7 @@ _fits_lock = threading.Lock()
 def _digest(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> str:
     h = hashlib.sha256()
     cols = ["model", "sku", "partition", "precision", "batch", "input_len", "mean_ms", "harness"]
+    import pandas as pd  # heavy (~0.3 s to import): loaded where a DataFrame is made, not by `evaluate`
     h.update(pd.util.hash_pandas_object(points[cols].reset_index(drop=True), index=False).values.tobytes())
     for m in sorted(tables):
         t = tables[m]

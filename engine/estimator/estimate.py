@@ -9,10 +9,9 @@ error to expect (the leave-one-out table, engine.estimator.loo).
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.catalog import Catalog, UnknownNameError
@@ -21,6 +20,9 @@ from engine.estimator.calibrate import Calibration, calibrate_cached, harness_ke
 from engine.estimator.hardware import HardwareError, PartitionSpec, partition_spec
 from engine.estimator.loo import expected_errors
 from engine.estimator.roofline import OpTable, batch_latency_s, op_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the batches an estimated curve answers at, up to the partition's memory limit
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -89,6 +91,7 @@ class Estimator:
 
     def with_model(self, name: str, rows: Sequence) -> "Estimator":
         """This estimator plus one more model (an uploaded ONNX graph's cost rows); the calibration is shared."""
+        import pandas as pd  # heavy (~0.3 s to import): loaded where a DataFrame is made, not by `evaluate`
         extra = pd.DataFrame([r.model_dump() if hasattr(r, "model_dump") else dict(r) for r in rows])
         costs = pd.concat([self.costs[self.costs["model"] != name], extra], ignore_index=True)
         new = Estimator(costs, pd.DataFrame(list(self.specs.values())), self.catalog, self.points, self.loo_error,

@@ -11,13 +11,15 @@ time (rpc_figures): about 5 % for EIF (Sec V-D), 91 % GPU and 73 % CPU with mode
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.fpga.model import PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES, FpgaModelError
 from engine.stages.preprocess import PCIE_X16_GBPS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # EIF seed, Table II: Block RAM used by the 48-thread build, bits.
 EIF_BRAM_USED_BITS = 13_762_560
@@ -133,6 +135,7 @@ def cold_start_table(weights_mb: float, fpga_ms: float, gpu_ms: float, cpu_ms: f
         (whole_model(w, None, cpu_ms / 1e3, library_init_ms / 1e3, "cpu"), CPU_COLD_START_SHARE,
          "EIF seed, Sec I (model + library)"),
     ]
+    import pandas as pd  # heavy (~0.3 s to import): loaded where a DataFrame is made, not by `evaluate`
     return pd.DataFrame([{
         "platform": r.platform, "loading": r.loading, "cold_start_ms": r.cold_start_s * 1e3,
         "compute_ms": r.compute_s * 1e3, "response_ms": r.response_s * 1e3, "cold_start_share": r.share,

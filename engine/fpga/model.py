@@ -13,12 +13,14 @@ Units: milliseconds for per-request times (what people type), fractions for slow
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import KneepointError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # EIF seed, Sec V-C: eight accelerators built, up to six hardware threads each, 48 users per board.
 EIF_ACCELERATORS_PER_BOARD = 8
@@ -263,4 +265,5 @@ def fpga_tenancy_table(ms_per_request: float, sparsity: float = SPARSITY_MID, bo
                      t.tenants_per_board, "tenants": t.tenants, "slowdown": svc.slowdown,
                      "ms_per_request": svc.ms_per_request, "throughput_rps": t.tenants / svc.ms_per_request * 1e3,
                      "gain_vs_dedicated_thread": t.tenants / (1 + svc.slowdown)})
+    import pandas as pd  # heavy (~0.3 s to import): loaded where a DataFrame is made, not by `evaluate`
     return pd.DataFrame(rows)

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.profiles.interp import OutOfRange, interp_log_batch
+from engine.rows import as_records, missing
 from engine.profiles.slicelaw import SliceFit, slice_latency
 from engine.profiles.tails import PERCENTILES, jitter_factor
 
@@ -114,9 +115,10 @@ THROUGHPUT_FALLS = "throughput falls at the largest batch"
 def p99_below_mean(points) -> bool:
     """Whether a series publishes a p99 latency below its mean at some batch (ms): only a distribution with 1 %
     of requests far beyond the rest could do that, so the published mean and tails disagree (e.g. the DLE
-    TF1 BERT tables on A100-40GB, whose mean is above p90 at every batch)."""
-    col = points.get("p99_ms")
-    return bool(col is not None and col.notna().all() and (col.astype(float) < points["mean_ms"].astype(float)).any())
+    TF1 BERT tables on A100-40GB, whose mean is above p90 at every batch). `points`: rows (dicts) or a DataFrame."""
+    rows = as_records(points)
+    return bool(rows) and all("p99_ms" in r and not missing(r["p99_ms"]) for r in rows) and \
+        any(float(r["p99_ms"]) < float(r["mean_ms"]) for r in rows)
 
 
 def tails_below_mean(points) -> list[int]:
@@ -125,13 +127,17 @@ def tails_below_mean(points) -> list[int]:
     return list(PERCENTILES) if p99_below_mean(points) else []
 
 
+def _by_batch(points) -> list[dict]:
+    return sorted(as_records(points), key=lambda r: r["batch"])
+
+
 def throughput_falls_at_top(points) -> bool:
     """Whether a series' throughput (items/s, batch / mean) is lower at its largest batch than at the one before."""
-    g = points.sort_values("batch")
+    g = _by_batch(points)
     if len(g) < 2:
         return False
-    x = g["batch"].astype(float) / g["mean_ms"].astype(float)
-    return bool(x.iloc[-1] < x.iloc[-2])
+    x = [float(r["batch"]) / float(r["mean_ms"]) for r in g[-2:]]
+    return bool(x[-1] < x[-2])
 
 
 def point_flags(points) -> list[str]:
@@ -141,19 +147,21 @@ def point_flags(points) -> list[str]:
 
 
 def curve_from_points(key: CurveKey, points) -> Curve:
-    """Build a Curve from latency-point rows (a DataFrame of one series), ms -> s, with its data checks."""
-    g = points.sort_values("batch")
-    if g["batch"].duplicated().any():
+    """Build a Curve from latency-point rows of one series (dicts, or a DataFrame), ms -> s, with its data
+    checks."""
+    g = _by_batch(points)
+    batches = [r["batch"] for r in g]
+    if len(set(batches)) < len(batches):
         raise ValueError(f"series {key} has repeated batch sizes")
     suspect = set(tails_below_mean(g))
     tails = {}
     for q in PERCENTILES:
-        col = g.get(f"p{q}_ms")
-        if col is not None and col.notna().all() and q not in suspect:
-            tails[q] = tuple(float(v) / 1e3 for v in col)
-    kinds = set(g["kind"])
+        col = f"p{q}_ms"
+        if g and all(col in r and not missing(r[col]) for r in g) and q not in suspect:
+            tails[q] = tuple(float(r[col]) / 1e3 for r in g)
+    kinds = {r["kind"] for r in g}
     provenance = "measured" if kinds == {"measured"} else "published" if "published" in kinds else sorted(kinds)[0]
-    return Curve(key=key, provenance=provenance, batches=tuple(int(b) for b in g["batch"]),
-                 mean_s=tuple(float(v) / 1e3 for v in g["mean_ms"]), tails_s=tails,
-                 sources=tuple(dict.fromkeys(g["source"])), flags=tuple(point_flags(g)),
+    return Curve(key=key, provenance=provenance, batches=tuple(int(b) for b in batches),
+                 mean_s=tuple(float(r["mean_ms"]) / 1e3 for r in g), tails_s=tails,
+                 sources=tuple(dict.fromkeys(r["source"] for r in g)), flags=tuple(point_flags(g)),
                  falling_top=throughput_falls_at_top(g))

@@ -37,8 +37,8 @@ class GpuPlan(BaseModel):
 
 def bucket_width(design, ctx) -> float:
     unit = "s"
-    if ctx is not None and design.scenario.model in ctx.book.models.index:
-        unit = str(ctx.book.models.loc[design.scenario.model].get("input_unit") or "s")
+    if ctx is not None:
+        unit = str(ctx.book.model_value(design.scenario.model, "input_unit") or "s")
     return _width_for_unit(unit)
 
 

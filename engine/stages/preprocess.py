@@ -1,6 +1,6 @@
 """Preprocessing stage: CPU pool, FPGA DPU, GPU decode or none (DESIGN.md section 5; PREBA seed 3.3, 4.2).
 
-Pure functions over DataFrames of the store's tables. One request is one item (PREBA section 5: single-input
+Pure functions over the store's tables as rows (engine.rows; a DataFrame is taken too). One request is one item (PREBA section 5: single-input
 requests; for n items scale service_s and host_cpu_s by n). Units: seconds, items/s, bytes, GB/s (10^9 B/s).
 
 Defaults and where they come from (all overridable through PreprocessingSpec):
@@ -32,14 +32,16 @@ import math
 from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from engine.rows import as_records
 from engine.stages.base import StageCost
 from engine.stages.librosa import LibrosaFit
 from engine.vocab import CpuAudioPipeline, PreprocessDevice
 
 if TYPE_CHECKING:  # the spec's type only
+    import pandas as pd
+
     from engine.scenario import PreprocessingSpec
 
 IMAGE_SCV = AUDIO_SCV = 0.3
@@ -71,7 +73,7 @@ GPU_MEL_MS_PER_S = 20 / 3600  # MLX Whisper featurisation on an Apple GPU: 20 ms
 class CpuCost(NamedTuple):
     """Seconds per item on one core, the rows it came from, and how (measured/published, method)."""
     seconds: float
-    rows: pd.DataFrame
+    rows: list[dict]  # preprocessing_points rows ({column: value})
     basis: str
 
 
@@ -95,18 +97,29 @@ class DpuSizing(BaseModel):
 
 # --------------------------------------------------------------------------- CPU cost
 
-def _is_full(step: pd.Series) -> pd.Series:
-    s = step.str.lower()
-    return s.str.contains("resize") & s.str.contains("normali") | s.str.contains("mel") & s.str.contains("normali")
+def _is_full(row: dict) -> bool:
+    s = str(row["step"]).lower()
+    return "resize" in s and "normali" in s or "mel" in s and "normali" in s
 
 
-def _interp_mp(rows: pd.DataFrame, mp: float) -> tuple[float, bool]:
+def _median(values: list[float]) -> float:
+    """The median (the mean of the middle two of an even count), as pandas and numpy compute it."""
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def _interp_mp(rows: list[dict], mp: float) -> tuple[float, bool]:
     """ms at `mp`: each source's curve interpolated in MP (proportional to MP outside its range),
     then the median across sources (sources disagree by 2x; the median resists one odd host)."""
+    by_source: dict[tuple, dict[float, list[float]]] = {}
+    for r in rows:
+        sizes = by_source.setdefault((r["source"], r["measured_on"] or ""), {})
+        sizes.setdefault(float(r["input_size"]), []).append(float(r["ms_per_item"]))
     vals, extrapolated = [], False
-    for _, g in rows.groupby([rows["source"], rows["measured_on"].fillna("")]):
-        med = g.groupby("input_size")["ms_per_item"].median().sort_index()
-        x, y = med.index.to_numpy(float), med.to_numpy(float)
+    for _, sizes in sorted(by_source.items()):
+        x = np.array(sorted(sizes), dtype=float)
+        y = np.array([_median(sizes[k]) for k in sorted(sizes)], dtype=float)
         if x[0] <= mp <= x[-1]:
             vals.append(float(np.interp(mp, x, y)))
         else:
@@ -122,32 +135,38 @@ def _fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return (float(a), max(float(b), 0.0)) if a >= 0 else (0.0, float(np.sum(x * y) / np.sum(x * x)))
 
 
-def _ordered(cpu: pd.DataFrame, prefer: str) -> list[tuple[str, pd.DataFrame]]:
+def _ordered(cpu: list[dict], prefer: str) -> list[tuple[str, list[dict]]]:
     if prefer not in ("measured", "published"):
         raise ValueError(f"prefer must be 'measured' or 'published', got {prefer!r}")
-    m, p = ("measured", cpu[cpu["kind"] == "measured"]), ("published", cpu[cpu["kind"] != "measured"])
+    m = ("measured", [r for r in cpu if r["kind"] == "measured"])
+    p = ("published", [r for r in cpu if r["kind"] != "measured"])
     return [m, p] if prefer == "measured" else [p, m]
 
 
-def _decode_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    impl = frame["implementation"].str.lower()
-    return frame[(frame["step"] == "jpeg_decode") & impl.str.contains("libjpeg") & ~impl.str.contains("arm")]
+def _decode_rows(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["step"] == "jpeg_decode" and "libjpeg" in str(r["implementation"]).lower()
+            and "arm" not in str(r["implementation"]).lower()]
 
 
-def cpu_decode_s(points: pd.DataFrame, image_megapixels: float = 0.37, prefer: str = "measured") -> float:
-    """JPEG decode alone, seconds per image on one core (libjpeg/libjpeg-turbo rows on x86)."""
-    cpu = points[(points["device"] == "cpu") & (points["pipeline"] == "image")]
-    for _, frame in _ordered(cpu, prefer):
-        dec = _decode_rows(frame)
-        if len(dec):
+def _cpu_rows(points, pipeline: str) -> list[dict]:
+    return [r for r in as_records(points) if r["device"] == "cpu" and r["pipeline"] == pipeline]
+
+
+def cpu_decode_s(points, image_megapixels: float = 0.37, prefer: str = "measured") -> float:
+    """JPEG decode alone, seconds per image on one core (libjpeg/libjpeg-turbo rows on x86). `points`: the
+    preprocessing_points rows (dicts) or DataFrame."""
+    for _, rows in _ordered(_cpu_rows(points, "image"), prefer):
+        dec = _decode_rows(rows)
+        if dec:
             return _interp_mp(dec, image_megapixels)[0] / 1e3
     raise ValueError("no CPU JPEG decode rows in preprocessing_points")
 
 
-def cpu_cost_per_item_s(points: pd.DataFrame, pipeline: str, image_megapixels: float = 0.37,
+def cpu_cost_per_item_s(points, pipeline: str, image_megapixels: float = 0.37,
                         audio_s: Optional[float] = None, prefer: str = "measured") -> CpuCost:
     """Seconds per item per core of the whole pipeline (PREBA 2.3 / Fig 4: decode, resize, crop, normalise;
     resample, FFT, mel, normalise), measured rows (kind='measured') first unless prefer='published'.
+    `points`: the preprocessing_points rows (dicts) or DataFrame.
 
     Image: full-pipeline rows interpolated in megapixels, else decode-only rows plus ADDON_MS.
     Audio: a + b x seconds fitted to full-pipeline rows, else (published only) the sum of per-second
@@ -155,17 +174,16 @@ def cpu_cost_per_item_s(points: pd.DataFrame, pipeline: str, image_megapixels: f
     """
     if pipeline not in ("image", "audio"):
         raise ValueError(f"pipeline must be 'image' or 'audio', got {pipeline!r}")
-    cpu = points[(points["device"] == "cpu") & (points["pipeline"] == pipeline)]
-    for kind, frame in _ordered(cpu, prefer):
-        full = frame[_is_full(frame["step"])]
+    for kind, rows in _ordered(_cpu_rows(points, pipeline), prefer):
+        full = [r for r in rows if _is_full(r)]
         if pipeline == "image":
             mp = image_megapixels
-            if len(full):
+            if full:
                 ms, ext = _interp_mp(full, mp)
                 return CpuCost(ms / 1e3, full, f"{kind} full-pipeline rows, interpolated at {mp:g} MP"
                                + (" (extrapolated in proportion to MP)" if ext else ""))
-            dec = _decode_rows(frame)
-            if len(dec):
+            dec = _decode_rows(rows)
+            if dec:
                 ms, ext = _interp_mp(dec, mp)
                 add = ADDON_MS[0] + ADDON_MS[1] * mp
                 return CpuCost((ms + add) / 1e3, dec, f"{kind} decode-only rows at {mp:g} MP ({ms:.2f} ms"
@@ -173,18 +191,19 @@ def cpu_cost_per_item_s(points: pd.DataFrame, pipeline: str, image_megapixels: f
                                f"{add:.2f} ms (ADDON_MS, this project's profiler)")
         else:
             s = AUDIO_DEFAULT_S if audio_s is None else audio_s
-            if len(full):
-                a, b = _fit_line(full["input_size"].to_numpy(float), full["ms_per_item"].to_numpy(float))
+            if full:
+                a, b = _fit_line(np.array([float(r["input_size"]) for r in full]),
+                                 np.array([float(r["ms_per_item"]) for r in full]))
                 return CpuCost((a + b * s) / 1e3, full, f"{kind} full-pipeline rows, fit {a:.3f} ms + "
                                f"{b:.4f} ms/s x {s:g} s")
             if kind == "published":
-                wav = frame[(frame["step"] == "audio_decode") & frame["input_desc"].str.contains("wav")]
-                lib = wav[wav["implementation"].str.lower().str.startswith("librosa")]
-                wav, mel = (lib if len(lib) else wav), frame[frame["step"] == "mel"]
-                if len(wav) and len(mel):
-                    per_s = float((wav["ms_per_item"] / wav["input_size"]).median()
-                                  + (mel["ms_per_item"] / mel["input_size"]).median())
-                    return CpuCost(per_s * s / 1e3, pd.concat([wav, mel]), f"published decode+resample "
+                wav = [r for r in rows if r["step"] == "audio_decode" and "wav" in str(r["input_desc"] or "")]
+                lib = [r for r in wav if str(r["implementation"]).lower().startswith("librosa")]
+                wav, mel = (lib if lib else wav), [r for r in rows if r["step"] == "mel"]
+                if wav and mel:
+                    per_s = float(_median([float(r["ms_per_item"]) / float(r["input_size"]) for r in wav])
+                                  + _median([float(r["ms_per_item"]) / float(r["input_size"]) for r in mel]))
+                    return CpuCost(per_s * s / 1e3, wav + mel, f"published decode+resample "
                                    f"and mel rows, {per_s:.3f} ms per audio second x {s:g} s (the mel row "
                                    "is probably multi-threaded: per-core cost underestimated)")
     raise ValueError(f"no CPU {pipeline} rows in preprocessing_points to cost the pipeline")
@@ -259,29 +278,29 @@ def _get(row, key: str, default=None):
     return default if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
-def _nvjpeg_ms(points: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
+def _nvjpeg_ms(points: list[dict]) -> tuple[dict[str, float], list[str]]:
     """The nvJPEG figures from the table's A100-class rows (module defaults where a row is missing)."""
-    gpu = points[(points["device"] == "gpu") & (points["step"] == "jpeg_decode")
-                 & points["implementation"].str.contains("A100")]
-    impl = gpu["implementation"]
-    pick = {"single": gpu[impl.str.contains("device=cuda") & (gpu["kind"] == "published")],
-            "hw_batched": gpu[impl.str.contains("HW decoder")],
-            "cuda": gpu[impl.str.contains("unfused")]}
+    gpu = [r for r in points if r["device"] == "gpu" and r["step"] == "jpeg_decode"
+           and "A100" in str(r["implementation"])]
+    pick = {"single": [r for r in gpu if "device=cuda" in r["implementation"] and r["kind"] == "published"],
+            "hw_batched": [r for r in gpu if "HW decoder" in r["implementation"]],
+            "cuda": [r for r in gpu if "unfused" in r["implementation"]]}
     ms, used = dict(NVJPEG_DEFAULT_MS), []
     for k, rows in pick.items():
-        if len(rows):
-            ms[k] = float(rows["ms_per_item"].iloc[0])
-            used.append(f"{k} {ms[k]:.4f} ms: {rows['source'].iloc[0].split(' :: ')[0]}")
+        if rows:
+            ms[k] = float(rows[0]["ms_per_item"])
+            used.append(f"{k} {ms[k]:.4f} ms: {rows[0]['source'].split(' :: ')[0]}")
     return ms, used
 
 
 class CostTable:
     """preprocessing_points with its lookups remembered. Each lookup is a pure function of the table and
     its arguments, and a design sweep asks the same few (pipeline, image size) questions thousands of
-    times, each a pandas group-by; the table is immutable once built from the store."""
+    times; the table is immutable once built from the store."""
 
-    def __init__(self, points: pd.DataFrame):
-        self.points = points
+    def __init__(self, points):
+        """`points`: the preprocessing_points rows ({column: value} dicts) or DataFrame."""
+        self.points = as_records(points)
         self._answers: dict = {}
 
     def _remember(self, key: tuple, make):
@@ -301,7 +320,7 @@ class CostTable:
         return self._remember(("nvjpeg",), lambda: _nvjpeg_ms(self.points))
 
 
-def preprocess_stage(spec: PreprocessingSpec, model_row, points: "pd.DataFrame | CostTable", free_cores: float,
+def preprocess_stage(spec: PreprocessingSpec, model_row, points: "list[dict] | pd.DataFrame | CostTable", free_cores: float,
                      audio_s: Optional[float] = None, pcie_gen: int = 4, partitions: Sequence = (),
                      librosa: Optional[LibrosaFit] = None) -> StageCost:
     """StageCost of preprocessing one item on spec.device (PREBA 3.3 CPU bottleneck, 4.2 DPU, 6 'Ideal').
@@ -387,7 +406,7 @@ def sm_decode_s_per_item(pipeline: str, size: float, table: CostTable, partition
     return 0.0
 
 
-def sm_decode_charges(spec: PreprocessingSpec, model_row, points: "pd.DataFrame | CostTable",
+def sm_decode_charges(spec: PreprocessingSpec, model_row, points: "list[dict] | pd.DataFrame | CostTable",
                       partitions: Sequence, audio_s: Optional[float] = None) -> dict[str, float]:
     """{partition name: SM seconds per item} for GPU preprocessing that runs on the partitions' own SMs."""
     pipeline = str(_get(model_row, "preprocess", "none"))

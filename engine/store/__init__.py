@@ -20,10 +20,9 @@ import threading
 import uuid
 import weakref
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import duckdb
-import pandas as pd
 
 from engine.catalog import Catalog
 from engine.seed.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
@@ -34,6 +33,9 @@ from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, 
 from engine.store.locking import locked
 from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioNameError, ScenarioOwnerError,
                                     ScenarioShelf)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("kneepoint.store")
 
@@ -114,14 +116,17 @@ class Store:
         return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
-        # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path
-        self.rebuilt_because = prepare_database(self.path, self.seed_dir)
         con = duckdb.connect(":memory:")
         try:
-            con.execute("ATTACH ? AS seed (READ_ONLY)", [str(self.path)])
+            # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path; leaves
+            # the database attached to `con` as `seed`, read-only
+            self.rebuilt_because = prepare_database(self.path, self.seed_dir, con)
         except duckdb.Error as e:
             con.close()
             raise StoreError(f"cannot open the profile database {self.path}: {e}") from None
+        except BaseException:
+            con.close()
+            raise
         for name, (model, _key) in TABLES.items():
             if name in USER_TABLES:
                 cols = ", ".join(f'"{f}" {_sql_type(i.annotation)}' for f, i in model.model_fields.items())
@@ -182,6 +187,8 @@ class Store:
         `max_user_rows` user rows (MAX_USER_ROWS unless a command lifted it); if writing any table
         fails, no table changes. Returns the number of rows added per table.
         """
+        import pandas as pd  # heavy (~0.3 s): only writes and DataFrame reads load it, never `evaluate`
+
         frames = {}
         for table, rows in rows_by_table.items():
             if table not in USER_TABLES:
@@ -314,17 +321,24 @@ class Store:
         return self._frame(f'SELECT * FROM "user_{table}"')
 
     def user_counts(self) -> dict[str, int]:
-        return {t: int(self._frame(f'SELECT count(*) AS n FROM "user_{t}"')["n"][0]) for t in USER_TABLES}
+        return {t: int(self._records(f'SELECT count(*) AS n FROM "user_{t}"')[0]["n"]) for t in USER_TABLES}
 
     # -- queries (parameterised; callers never write SQL) ---------------------
 
     def _frame(self, sql: str, params: Optional[list] = None) -> pd.DataFrame:
+        return self._query(sql, params, _to_frame)
+
+    def _records(self, sql: str, params: Optional[list] = None) -> list[dict]:
+        return self._query(sql, params, _to_records)
+
+    def _query(self, sql: str, params: Optional[list], fetch):
+        """fetch(the executed cursor) of a query over the current rows (user rows reloaded where they changed)."""
         for table in USER_TABLES:
             self._reload_user(table)
         with self._lock:
             cur = self._con.cursor()
         try:
-            return cur.execute(sql, params or []).df()
+            return fetch(cur.execute(sql, params or []))
         finally:
             cur.close()
 
@@ -341,6 +355,8 @@ class Store:
                 raise StoreError(f"no column {c!r} among {', '.join(columns)}")
         if not quantiles or any(not 0 <= float(q) <= 1 for q in quantiles):
             raise StoreError(f"quantiles must lie in [0, 1], got {quantiles}")
+        import pandas as pd  # heavy (~0.3 s): loaded by the callers that want a DataFrame only
+
         frame = pd.DataFrame({c: columns[c] for c in names})
         group = f'"{by}"' if by else "0"
         qs = ", ".join(repr(float(q)) for q in quantiles)
@@ -357,38 +373,65 @@ class Store:
         return pd.concat([out, qcols], axis=1)
 
     def table(self, name: str) -> pd.DataFrame:
-        if name not in TABLES:
-            raise StoreError(f"{name!r} is not a table; valid: {', '.join(TABLES)}")
-        return self._frame(f'SELECT * FROM "{name}"')
+        return self._frame(_select_all(name))
+
+    def records(self, name: str) -> list[dict]:
+        """The rows of table `name` as {column: value} dicts (NULL: None), in the table's order; no pandas."""
+        return self._records(_select_all(name))
 
     def counts(self) -> dict[str, int]:
-        return {name: int(self._frame(f'SELECT count(*) AS n FROM "{name}"')["n"][0]) for name in TABLES}
+        return {name: int(self._records(f'SELECT count(*) AS n FROM "{name}"')[0]["n"]) for name in TABLES}
 
     def latency_points(self, model: Optional[list[str]] = None, sku: Optional[list[str]] = None,
                        partition: Optional[list[str]] = None, kind: Optional[list[str]] = None,
                        precision: Optional[list[str]] = None) -> pd.DataFrame:
         """Latency points filtered by any of the given value lists (None = no filter)."""
-        where, params = [], []
-        for col, values in (("model", model), ("sku", sku), ("partition", partition), ("kind", kind),
-                            ("precision", precision)):
-            if values:
-                where.append(f'"{col}" IN ({", ".join("?" for _ in values)})')
-                params.extend(values)
-        sql = "SELECT * FROM latency_points"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY model, sku, partition, precision, framework, input_len NULLS FIRST, batch"
-        return self._frame(sql, params)
+        return self._frame(*_latency_query(model, sku, partition, kind, precision))
+
+    def latency_records(self, model: Optional[list[str]] = None, sku: Optional[list[str]] = None,
+                        partition: Optional[list[str]] = None, kind: Optional[list[str]] = None,
+                        precision: Optional[list[str]] = None) -> list[dict]:
+        """latency_points as {column: value} dicts (NULL: None), in the same order; no pandas."""
+        return self._records(*_latency_query(model, sku, partition, kind, precision))
 
     def distinct(self, table: str, column: str) -> list[str]:
         if table not in TABLES or column not in TABLES[table][0].model_fields:
             raise StoreError(f"no column {column!r} in table {table!r}")
-        return [v for v in self._frame(f'SELECT DISTINCT "{column}" AS v FROM "{table}" ORDER BY 1')["v"]
-                if v is not None]
+        return [r["v"] for r in self._records(f'SELECT DISTINCT "{column}" AS v FROM "{table}" ORDER BY 1')
+                if r["v"] is not None]
 
     def catalog(self) -> Catalog:
         def rows(name, model):
-            return [model(**{k: (None if pd.isna(v) else v) for k, v in rec.items()})
-                    for rec in self.table(name).to_dict("records")]
+            return [model(**rec) for rec in self.records(name)]
         return Catalog.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
                                  rows("mig_placements", MigPlacementRow))
+
+
+def _to_frame(result) -> pd.DataFrame:
+    return result.df()  # DuckDB imports pandas itself, on the first DataFrame asked for
+
+
+def _to_records(result) -> list[dict]:
+    names = [d[0] for d in result.description]
+    return [dict(zip(names, row)) for row in result.fetchall()]
+
+
+def _select_all(name: str) -> str:
+    if name not in TABLES:
+        raise StoreError(f"{name!r} is not a table; valid: {', '.join(TABLES)}")
+    return f'SELECT * FROM "{name}"'
+
+
+def _latency_query(model, sku, partition, kind, precision) -> tuple[str, list]:
+    """(SQL, parameters) of the latency points filtered by any of the given value lists (None = no filter), in
+    series order."""
+    where, params = [], []
+    for col, values in (("model", model), ("sku", sku), ("partition", partition), ("kind", kind),
+                        ("precision", precision)):
+        if values:
+            where.append(f'"{col}" IN ({", ".join("?" for _ in values)})')
+            params.extend(values)
+    sql = "SELECT * FROM latency_points"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY model, sku, partition, precision, framework, input_len NULLS FIRST, batch", params

@@ -19,7 +19,6 @@ import weakref
 from typing import Optional
 
 import duckdb
-import pandas as pd
 
 from engine.seed.records import TABLES
 from engine.store import USER_TABLES, Store, StoreError
@@ -115,15 +114,15 @@ class SessionOverlay(Store):
         # an overlay has no files; the rows under it may: the base picks up other processes' writes
         self.base._reload_user(table, force)
 
-    def _frame(self, sql: str, params: Optional[list] = None) -> pd.DataFrame:
+    def _query(self, sql: str, params: Optional[list], fetch):
         for table in USER_TABLES:
             self._reload_user(table)
         # one connection, pointed at this overlay (a fresh cursor would start in the base's database), so
         # the queries of one session run one at a time; different sessions still run side by side
         with self._lock:
             if self._reads_base():  # the same rows, read without attaching a database for this session
-                return self.base._frame(sql, params)
-            return self._con.execute(sql, params or []).df()
+                return self.base._query(sql, params, fetch)
+            return fetch(self._con.execute(sql, params or []))
 
     def version(self) -> tuple:
         return self.base.version() + self._memory_version()

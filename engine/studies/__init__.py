@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import copy
 
-import pandas as pd
-
 from engine.scenario import Scenario, ScenarioError, load_scenario
 from engine.analytic.pipeline import _model_row  # one definition of the fallback, not a copy
 
@@ -32,6 +30,6 @@ def require_gpu(scenario: Scenario) -> None:
         raise ScenarioError(f"scenario {scenario.name!r} has no GPUs: this view models GPU inference servers")
 
 
-def model_row(book, model: str) -> pd.Series:
+def model_row(book, model: str) -> dict:
     """The models.csv row exactly as the analytic engine prices it (defaults for a model without a row)."""
     return _model_row(book, model)

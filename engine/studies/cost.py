@@ -22,6 +22,7 @@ from engine.cost import (HOURS_PER_YEAR, CostInputs, CostResult, Default, Priced
 from engine.scenario import Scenario
 from engine.vocab import CostBasis, PreprocessDevice, RpcPreset
 from engine.stages.preprocess import DPU_CUS_PER_CARD
+from engine.rows import as_records
 from engine.studies import model_row, require_gpu, variant
 
 #: utilisations (offered load / capacity) of the utilisation sweep
@@ -181,10 +182,10 @@ def utilization_sensitivity(design: Design, ctx: Context, sla_rps: float,
 def tariffs(prices_power, inputs: CostInputs, has_value: bool = True) -> tuple[Tariff, ...]:
     """Published electricity prices (prices_power rows of kind usd_per_kwh), cheapest first, each with the
     design's queries per dollar at that price (None when the design serves nothing on the cost basis)."""
-    rows = prices_power[prices_power["kind"] == "usd_per_kwh"].sort_values("value")
+    rows = sorted((r for r in as_records(prices_power) if r["kind"] == "usd_per_kwh"), key=lambda r: r["value"])
     return tuple(Tariff(item=r["item"], usd_per_kwh=float(r["value"]), source=str(r["source"]).split(" :: ")[0],
                         queries_per_usd=_at_price(inputs, r["value"]).queries_per_usd if has_value else None)
-                 for _, r in rows.iterrows())
+                 for r in rows)
 
 
 def _device_costs(scenario: Scenario, ctx: Context) -> tuple[DeviceCost, ...]:

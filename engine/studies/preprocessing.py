@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic import Context, build_design, capacity, sla_bounded_rate
@@ -29,6 +28,7 @@ from engine.stages import StageCost
 from engine.stages.preprocess import (DPU_CUS_PER_CARD, DecodePartition, cores_needed, cpu_cost_per_item_s,
                                       decode_partitions, dpu_bytes_per_item, dpu_sizing, pcie_gbps, preprocess_stage,
                                       sm_decode_s_per_item)
+from engine.rows import as_records
 from engine.studies import model_row, require_gpu, variant
 
 #: the devices in PREBA Figure 17's order: "Ideal" (none), the CPU baseline, the DPU; then GPU decode
@@ -299,15 +299,16 @@ def _decode_rows(gpu, decoders, gpu_spec, row, ctx, audio_s, base: Design) -> tu
     return tuple(rows)
 
 
-def _costs(points: pd.DataFrame, pipeline: str, size: Optional[float],
+def _costs(points, pipeline: str, size: Optional[float],
            audio_s: Optional[float]) -> tuple[tuple[CostPoint, ...], tuple[CpuCostEstimate, ...]]:
-    """The pipeline's preprocessing_points rows and the CPU cost estimated from measured vs published rows."""
+    """The pipeline's preprocessing_points rows (`points`: rows or a DataFrame) and the CPU cost estimated from
+    measured vs published rows."""
     if pipeline not in ("image", "audio"):
         return (), ()
-    rows = points[points["pipeline"] == pipeline]
+    rows = [r for r in as_records(points) if r["pipeline"] == pipeline]
     out = tuple(CostPoint(step=r["step"], device=r["device"], implementation=r["implementation"],
                           input_size=float(r["input_size"]), ms_per_item=float(r["ms_per_item"]), kind=r["kind"],
-                          source=str(r["source"]).split(" :: ")[0]) for _, r in rows.iterrows())
+                          source=str(r["source"]).split(" :: ")[0]) for r in rows)
     estimates = []
     for prefer in ("measured", "published"):
         mp = {"image_megapixels": size} if pipeline == "image" else {}
