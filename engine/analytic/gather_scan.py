@@ -1,9 +1,9 @@
 """The gather-and-queue wait model (engine.analytic.rates) at many arrival rates at once, over numpy.
 
-sla_bounded_rate scans a GPU side at up to ~50 rates before refining; the scalar step (rates._gpu_point) costs
-~0.5 ms a rate, nearly all of it per-call overhead on arrays of a few dozen batch sizes. Here the same formulas
-run with the rates as one more array axis: the batch mix (rates._batch_mix), the all-busy regime
-(rates._all_busy_regime), the timer's batch wait (queueing.timeout_batch_wait) or the G/G/c queue of batches,
+sla_bounded_rate scans a GPU side at up to ~50 rates before refining; the scalar step (rates.compute_gpu_point)
+costs ~0.5 ms a rate, nearly all of it per-call overhead on arrays of a few dozen batch sizes. Here the same formulas
+run with the rates as one more array axis: the batch mix (batch_mix.batch_mix), the all-busy regime
+(batch_mix.all_busy_regime), the timer's batch wait (queueing.timeout_batch_wait) or the G/G/c queue of batches,
 and the request's service time (service_laws.request_weighted_service, request_service_quantile). Only the
 pooled schedulers' GATHER_AND_QUEUE model is covered (what a multi-instance sweep spends its time on); the
 answers equal the scalar step's to ~1e-10 relative (root finders stop at slightly different points).
