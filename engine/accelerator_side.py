@@ -107,6 +107,26 @@ class GpuSide(BaseModel):
             answers[key] = make()
         return answers[key]
 
+    def physics(self) -> tuple:
+        """What the answers this side remembers are pure functions of: the policy, Time_queue, the input length and,
+        per partition in order, which of the side's profiles it is (the first position of its name: partitions of
+        one name are grouped), Batch_max, jitter and service tables (their bytes); not labels, GPU positions,
+        provenance or notes. Sides of equal physics give the same answers bit for bit, so they may share them
+        (share_answers_of)."""
+        first: dict[str, int] = {}
+        parts = tuple((first.setdefault(p.name, k), p.max_batch, p.jitter_sigma, p.mean_s.dtype.str, p.mean_s.tobytes(),
+                       p.tail_s.dtype.str, p.tail_s.tobytes(),
+                       None if p.backlog_cost is None else (p.backlog_cost.shape, p.backlog_cost.tobytes()))
+                      for k, p in enumerate(self.partitions))
+        return self.policy, self.time_queue_s, self.input_len, parts
+
+    def share_answers_of(self, other: "GpuSide") -> None:
+        """Remember answers with `other`, a side of the same physics (e.g. MIG layouts whose different profiles
+        have the same tables): what either works out, the other reads."""
+        if other.physics() != self.physics():
+            raise ValueError("only sides of the same physics share their answers")
+        self.__pydantic_private__["_answers"] = other.__pydantic_private__["_answers"]
+
     def remember_many(self, keys: list[tuple], make) -> None:
         """Remember the answers of the keys not yet remembered: make(indices into keys) gives them in one call
         (e.g. the side's state at every rate of a scan, worked out as one array)."""
