@@ -98,8 +98,7 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
                 wait, wait_q = waits[k]
                 total += np.minimum(wait, wait_q)
                 positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
-        total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in parts),
-                     default=0.0) * math.exp(-DEFAULT_SIGMA ** 2 / 2)
+        total += gpu.remember(("service floor",), lambda: _service_floor(parts))
         if rule.batches and tq > 0:
             if one and rule.wait_model == WaitModel.TIMER_CHAIN:
                 positive += (p * tq) ** 2
@@ -110,6 +109,13 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
                     total += np.minimum(wait, wait_q)
                     positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
     return total + np.sqrt(positive)
+
+
+def _service_floor(parts) -> float:
+    """The floor (s) on the accelerator's request service quantile: the least mean or tail of any batch of any
+    partition, times exp(-sigma^2 / 2) (the module's docstring); remembered by the side."""
+    return min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in parts),
+               default=0.0) * math.exp(-DEFAULT_SIGMA ** 2 / 2)
 
 
 def _full_batch_queue(design: Design, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
