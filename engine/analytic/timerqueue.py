@@ -15,6 +15,7 @@ from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
 # their nodes and weights on [-1, 1], worked out once (numpy's leggauss finds them as eigenvalues at every call)
 _TIMER_NODES, _TIMER_WEIGHTS = np.polynomial.legendre.leggauss(TIMER_NODES)
+DIRECT_UP_TO = 32  # Batch_max up to which _batch_sizes convolves by shifted products rather than by FFT
 
 
 def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,12 +46,17 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
 def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
     """Mass of batch sizes 1..cap (last axis) from `weight` on q = 1..cap-1 waiting (last axis) and the law
     pois of the arrivals within each one's timer (_timer_windows, same leading axes): the batch is q + j with
-    probability pois[j] below cap, and cap takes the rest: a convolution over q, by FFT."""
+    probability pois[j] below cap, and cap takes the rest: a convolution over q, by shifted products up to
+    DIRECT_UP_TO, by FFT beyond."""
     cap = pois.shape[-1]
-    size = 2 * cap  # FFT length that holds the linear convolution's first cap - 1 terms without wrap-around
-    conv = np.fft.irfft(np.fft.rfft(weight, size, axis=-1) * np.fft.rfft(pois, size, axis=-1), size, axis=-1)
-    out = np.empty(weight.shape[:-1] + (cap,))
-    out[..., :cap - 1] = np.maximum(conv[..., :cap - 1], 0.0)  # batch q + j: lag q - 1 + j; rounding, not mass
+    out = np.zeros(weight.shape[:-1] + (cap,))
+    if cap <= DIRECT_UP_TO:  # cap - 1 shifted products: cheaper than three FFTs at these lengths, and exact sums
+        for lag in range(cap - 1):  # q = lag + 1 waiting, j arrivals: batch q + j at index lag + j
+            out[..., lag:cap - 1] += weight[..., lag:lag + 1] * pois[..., :cap - 1 - lag]
+    else:
+        size = 2 * cap  # FFT length that holds the linear convolution's first cap - 1 terms without wrap-around
+        conv = np.fft.irfft(np.fft.rfft(weight, size, axis=-1) * np.fft.rfft(pois, size, axis=-1), size, axis=-1)
+        out[..., :cap - 1] = np.maximum(conv[..., :cap - 1], 0.0)  # batch q + j: lag q - 1 + j; rounding, not mass
     out[..., cap - 1] = weight.sum(axis=-1) - out[..., :cap - 1].sum(axis=-1)
     return out
 
