@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
+from engine.analytic.service_laws import log_factorials
 
 
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
@@ -34,7 +34,7 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
     x = lam * np.maximum(np.asarray(r, dtype=float), 0.0)[..., None]
     k = np.arange(cap)
     with np.errstate(divide="ignore"):
-        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - gammaln(k + 1)), (k == 0) * 1.0)
+        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - log_factorials(cap)), (k == 0) * 1.0)
     # P(k + 1, x) = P(N(x) > k) = 1 - sum_{j<=k} pois[j]; gammainc itself would cost 5x more here
     part = np.maximum(1.0 - np.cumsum(pois, axis=-1), 0.0) / lam
     upto = cap - np.arange(1, cap) - 1  # m - 1 for q = 1..cap-1
@@ -75,7 +75,7 @@ class _Chain:
     
         arrivals = np.arange(self.states + self.cap)
         x = mean[..., None]
-        pmf = np.exp(arrivals * np.log(x) - x - gammaln(arrivals + 1))
+        pmf = np.exp(arrivals * np.log(x) - x - log_factorials(self.states + self.cap))
         pmf[..., -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=-1))
         return pmf
 
@@ -151,8 +151,9 @@ def _rows_behind_full(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarra
         dest = deep[:, None] - cap + np.arange(states + cap)[None, :]
         inside = dest < states - 1
         values = np.broadcast_to(arrivals_pmf[None, :], dest.shape)
-        for r, first in enumerate((deep - cap).tolist()):  # destinations first.. one by one (a slice per row)
-            row[r, first:states - 1] = arrivals_pmf[:states - 1 - first]
+        # destinations first = L - B .. states - 2 one by one: arrivals_pmf[destination - first], none below first
+        shift = np.arange(states - 1)[None, :] - (deep - cap)[:, None]
+        row[:, :states - 1] = np.where(shift >= 0, arrivals_pmf[np.maximum(shift, 0)], 0.0)
         row[:, states - 1] = np.where(inside, 0.0, values).sum(axis=1)
     area = (deep - cap + 1) * full_times.mean() + chain.lam * (full_times ** 2).mean() / 2
     return deep, _Rows(row, area, np.full(len(deep), full_times.mean()), np.ones(len(deep)))
