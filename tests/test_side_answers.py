@@ -1,4 +1,4 @@
-"""GPU sides of the same physics share their remembered answers (GpuSide.physics, share_answers_of): a search's MIG
+"""GPU sides of the same physics share their remembered answers (GpuSide.same_physics, share_answers_of): a search's MIG
 layouts whose different profiles have the same tables work each rate out once, and nothing else is shared."""
 
 from __future__ import annotations
@@ -31,11 +31,15 @@ def test_a_relabelled_side_reads_the_answers_and_a_changed_one_does_not(side):
                                             for k, p in enumerate(side.partitions)))
     slower = side.with_partitions(tuple(p.model_copy(update={"mean_s": p.mean_s * 1.01}) for p in side.partitions))
     renamed = side.with_partitions(tuple(p.model_copy(update={"name": "1g.10gb"}) for p in side.partitions))
-    assert relabelled.physics() == side.physics()
-    assert slower.physics() != side.physics()
-    assert renamed.physics() != side.physics()  # one name: grouped as one profile, its sums in another order
-    with pytest.raises(ValueError):
-        slower.share_answers_of(side)
+    first_batch_slower = side.with_partitions(tuple(
+        p.model_copy(update={"mean_s": np.concatenate([p.mean_s[:1] * 1.01, p.mean_s[1:]])}) for p in side.partitions))
+    assert relabelled.same_physics(side)
+    assert not slower.same_physics(side)
+    assert first_batch_slower.physics() == side.physics() and not first_batch_slower.same_physics(side)  # every entry
+    assert not renamed.same_physics(side)  # one name: grouped as one profile, its sums in another order
+    for other in (slower, first_batch_slower):
+        with pytest.raises(ValueError):
+            other.share_answers_of(side)
     relabelled.share_answers_of(side)
     first = _point(side, 500.0)
     assert _point(relabelled, 500.0) is first  # read, not worked out again
@@ -50,5 +54,5 @@ def test_designs_of_one_physics_share_a_context_s_answers(store):
     ctx = Context.from_store(store)
     sides = [build_design(load_scenario({**DEFAULT_SCENARIO, "gpu": {"sku": "A100-SXM4-80GB", "layout": [
         "3g.40gb@0", "1g.20gb@4", last]}}), ctx).gpu for last in ("1g.10gb@6", "1g.10gb+me@6")]
-    assert sides[0] is not sides[1] and sides[0].physics() == sides[1].physics()
+    assert sides[0] is not sides[1] and sides[0].same_physics(sides[1])
     assert _point(sides[1], 700.0) is _point(sides[0], 700.0)

@@ -140,10 +140,13 @@ def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key
 
 def _sharing_answers(ctx: Context, gpu: GpuSide) -> GpuSide:
     """The side, remembering its answers (its state at each rate...) with the first side of the same physics this
-    context saw (GpuSide.physics): a search's MIG layouts of different profiles with the same tables (e.g.
+    context saw (GpuSide.same_physics): a search's MIG layouts of different profiles with the same tables (e.g.
     1g.10gb and 1g.20gb for a small model) then work each rate out once, as twins (engine.search.space) do."""
-    first = ctx.memo(("gpu physics", gpu.physics()), lambda: gpu)
-    if first is not gpu:
+    seen = ctx.memo(("gpu physics", gpu.physics()), list)  # the sides of this key so far, first of each physics
+    first = next((side for side in seen if gpu.same_physics(side)), None)
+    if first is None:
+        seen.append(gpu)
+    else:
         gpu.share_answers_of(first)
     return gpu
 
