@@ -6,13 +6,17 @@ in that tree and in this one, each in its own process from a fresh Context, and 
 difference of every per-design number, whether the best designs and the fronts agree, and designs/s from
 time.process_time() (CPU time: a shared machine's wall time is noisy), every design of the space counted, with how many
 were evaluated (the others are twins of one: the same MIG slices at other positions, which take its answers).
+With --repeat N the two trees run N times each, alternately (base, this, base, this...), and the median CPU time of
+each is printed with the load average: on a busy machine a single pair of runs is off by tens of percent.
 
-    .venv/bin/python benchmarks/search_answers.py [--base COMMIT] [--space speed|wide]
+    .venv/bin/python benchmarks/search_answers.py [--base COMMIT] [--space speed|wide] [--repeat N]
 """
 
 import argparse
 import json
 import math
+import os
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -77,6 +81,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", default="HEAD~1")
     ap.add_argument("--space", choices=sorted(SPACES), default="speed")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each tree, alternating; the median CPU is printed")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
@@ -85,8 +90,11 @@ def main() -> None:
         (Path(tmp) / "base.tar").write_bytes(archive)
         with tarfile.open(Path(tmp) / "base.tar") as tar:
             tar.extractall(base)
-        before = _run(base, Path(tmp) / "base.duckdb", SPACES[args.space])
-        after = _run(ROOT, Path(tmp) / "this.duckdb", SPACES[args.space])
+        runs = [(_run(base, Path(tmp) / "base.duckdb", SPACES[args.space]),
+                 _run(ROOT, Path(tmp) / "this.duckdb", SPACES[args.space])) for _ in range(max(1, args.repeat))]
+    before, after = runs[0]
+    before["cpu"] = statistics.median(b["cpu"] for b, _ in runs)
+    after["cpu"] = statistics.median(a["cpu"] for _, a in runs)
     worst: dict[str, tuple[float, int]] = {}
     for x, y in zip(before["rows"], after["rows"]):
         for key, v in x.items():
@@ -100,6 +108,9 @@ def main() -> None:
           f"{before['n'] / before['cpu']:,.0f} -> {after['n'] / after['cpu']:,.0f} designs/s (goal 2,000, issue 19); "
           f"designs evaluated {before['evaluated']:,} -> {after['evaluated']:,} (the rest twins of one: the same MIG "
           "slices at other positions, engine.search.space.DesignGrid.twins)")
+    if len(runs) > 1:
+        print(f"  median of {len(runs)} alternating runs each; CPU s base {[round(b['cpu'], 2) for b, _ in runs]}, "
+              f"this {[round(a['cpu'], 2) for _, a in runs]}; load average {os.getloadavg()[0]:.2f}")
     for key in ("sla_bounded_rps", "capacity_rps", "p99_ms", "sla_latency_ms", "tco_usd", "capex_usd", "opex_usd",
                 "queries_per_usd", "queries_per_joule"):
         d, i = worst.get(key, (0.0, -1))

@@ -107,6 +107,35 @@ class GpuSide(BaseModel):
             answers[key] = make()
         return answers[key]
 
+    def physics(self) -> tuple:
+        """A cheap key of what the answers this side remembers are pure functions of: the policy, Time_queue, the
+        input length and, per partition in order, which of the side's profiles it is (the first position of its
+        name: partitions of one name are grouped), Batch_max, jitter, and its tables' types, shapes and last
+        entries; not labels, GPU positions, provenance or notes. Sides with equal keys and equal tables
+        (same_physics) give the same answers bit for bit, so they may share them (share_answers_of)."""
+        first: dict[str, int] = {}
+        return self.policy, self.time_queue_s, self.input_len, tuple(
+            (first.setdefault(p.name, k), p.max_batch, p.jitter_sigma) + tuple(
+                None if table is None else (table.dtype.str, table.shape, table.ravel()[-1:].tobytes())
+                for table in (p.mean_s, p.tail_s, p.backlog_cost))
+            for k, p in enumerate(self.partitions))
+
+    def same_physics(self, other: "GpuSide") -> bool:
+        """Whether `other` has this side's physics: an equal key and equal tables, entry by entry."""
+        def same(a, b) -> bool:
+            return (a is None) == (b is None) and (a is None or np.array_equal(a, b))
+
+        return self.physics() == other.physics() and all(
+            same(p.mean_s, q.mean_s) and same(p.tail_s, q.tail_s) and same(p.backlog_cost, q.backlog_cost)
+            for p, q in zip(self.partitions, other.partitions))
+
+    def share_answers_of(self, other: "GpuSide") -> None:
+        """Remember answers with `other`, a side of the same physics (e.g. MIG layouts whose different profiles
+        have the same tables): what either works out, the other reads."""
+        if not self.same_physics(other):
+            raise ValueError("only sides of the same physics share their answers")
+        self.__pydantic_private__["_answers"] = other.__pydantic_private__["_answers"]
+
     def remember_many(self, keys: list[tuple], make) -> None:
         """Remember the answers of the keys not yet remembered: make(indices into keys) gives them in one call
         (e.g. the side's state at every rate of a scan, worked out as one array)."""

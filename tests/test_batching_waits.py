@@ -154,3 +154,17 @@ def test_mg1_wait_quantile_near_saturation_is_finite_and_grows(gap):
     eta = 2 * gap / (lam * float(np.dot(weight, service ** 2)))
     assert wait == pytest.approx(math.log(100) / eta, rel=0.05)
     assert mg1_wait_quantile((1 - 10 * gap) / 0.005, service, weight, 0.99) < wait
+
+
+def test_timer_chain_convolves_the_same_by_shifted_products_as_by_fft(monkeypatch):
+    # Batch_max 16 (<= DIRECT_UP_TO) by shifted products, and the same chain by FFT: the same answer to rounding
+    from engine.analytic import timerqueue
+
+    means = np.linspace(0.002, 0.012, 16)
+    direct = timer_batch_queue(1200.0, 0.003, means, np.full(16, 0.1))
+    monkeypatch.setattr(timerqueue, "DIRECT_UP_TO", 0)
+    by_fft = timer_batch_queue(1200.0, 0.003, means, np.full(16, 0.1))
+    np.testing.assert_allclose(direct.batch_pmf, by_fft.batch_pmf, rtol=0, atol=1e-13)
+    for field in ("wait_mean_s", "p_wait", "gather_mean_s"):
+        assert getattr(direct, field) == pytest.approx(getattr(by_fft, field), rel=1e-12)
+    assert direct.batch_pmf.min() >= 0  # sums of products of probabilities: no rounding below zero to clip

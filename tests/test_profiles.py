@@ -122,6 +122,17 @@ def test_derived_partition_has_reference_and_fit(book):
     assert 0 < one_g.utilization <= 1
 
 
+def test_a_curve_asked_without_precision_is_the_curve_of_the_precision_picked(book, store):
+    """One curve per series, whichever way it is asked for (a search asked both ways: 14 curves for 7 partitions)."""
+    for partition in ("full", "1g.10gb"):
+        picked = book.curve("resnet50", "A100-SXM4-80GB", partition)
+        key = picked.key
+        assert book.curve("resnet50", "A100-SXM4-80GB", partition, key.precision, key.framework) is picked
+        fresh = ProfileBook.from_store(store).curve("resnet50", "A100-SXM4-80GB", partition, key.precision,
+                                                    key.framework)
+        assert fresh.model_dump_json() == picked.model_dump_json()
+
+
 def test_derived_range_is_refused_beyond_the_memory_limit(book):
     # issue 12: a saturated reference lets the slice law extrapolate in batch (derived-extrapolated), but
     # never past the memory limit

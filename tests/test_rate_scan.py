@@ -11,7 +11,7 @@ import pytest
 from engine.analytic import Context, build_design
 from engine.analytic.operating_point import _scan_latencies, capacity, scan_rates, sla_latency
 from engine.analytic.rate_scan import gather_points, scans_as_array
-from engine.analytic.rates import _gpu_point, gpu_capacity_rps
+from engine.analytic.rates import compute_gpu_point, gpu_capacity_rps
 from engine.presets import DEFAULT_SCENARIO
 from engine.scenario import load_scenario
 
@@ -57,7 +57,7 @@ def test_array_points_equal_the_scalar_step(ctx, case):
     lams = np.concatenate([scan_rates(design, capacity(design)[0]), gpu_cap * np.array([0.97, 0.999, 1.0, 1.2])])
     many = gather_points(design.gpu, design.scheduler, lams, design.q_mean, design.q_pmf, design.sla_percentile)
     for lam, got in zip(lams, many):
-        want = _gpu_point(design.gpu, design.scheduler, float(lam), design.q_mean, design.q_pmf,
+        want = compute_gpu_point(design.gpu, design.scheduler, float(lam), design.q_mean, design.q_pmf,
                           design.sla_percentile)
         assert got.saturated == want.saturated
         for name in FIELDS:

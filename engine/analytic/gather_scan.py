@@ -1,9 +1,9 @@
 """The gather-and-queue wait model (engine.analytic.rates) at many arrival rates at once, over numpy.
 
-sla_bounded_rate scans a GPU side at up to ~50 rates before refining; the scalar step (rates._gpu_point) costs
-~0.5 ms a rate, nearly all of it per-call overhead on arrays of a few dozen batch sizes. Here the same formulas
-run with the rates as one more array axis: the batch mix (rates._batch_mix), the all-busy regime
-(rates._all_busy_regime), the timer's batch wait (queueing.timeout_batch_wait) or the G/G/c queue of batches,
+sla_bounded_rate scans a GPU side at up to ~50 rates before refining; the scalar step (rates.compute_gpu_point)
+costs ~0.5 ms a rate, nearly all of it per-call overhead on arrays of a few dozen batch sizes. Here the same formulas
+run with the rates as one more array axis: the batch mix (batch_mix.batch_mix), the all-busy regime
+(batch_mix.all_busy_regime), the timer's batch wait (queueing.timeout_batch_wait) or the G/G/c queue of batches,
 and the request's service time (service_laws.request_weighted_service, request_service_quantile). Only the
 pooled schedulers' GATHER_AND_QUEUE model is covered (what a multi-instance sweep spends its time on); the
 answers equal the scalar step's to ~1e-10 relative (root finders stop at slightly different points).
@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import gammainc, ndtr, ndtri
 
 from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
-from engine.analytic.service_laws import MIXTURE_GRID, _log_factorials, _lognormal_tables, batch_tables
+from engine.analytic.service_laws import MIXTURE_GRID, log_factorials, lognormal_tables, batch_tables
 from engine.profiles.tails import lognormal_sigmas_for_ratios
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -92,7 +92,7 @@ def size_laws(part, b_mean: np.ndarray) -> np.ndarray:
         return np.ones((len(b_mean), 1))
     k = np.arange(cap)
     m = np.maximum(b_mean - 1.0, 1e-300)[:, None]
-    pmf = np.exp(k * np.log(m) - m - _log_factorials(cap))
+    pmf = np.exp(k * np.log(m) - m - log_factorials(cap))
     pmf[:, -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=1))
     return np.where((b_mean > 1)[:, None], pmf, np.eye(1, cap, 0))
 
@@ -110,7 +110,7 @@ def request_service_vec(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> 
         weights.append(share_t[t][:, None] * biased)
         means.append(biased @ batch_tables(part, pmf.shape[1])[0] if pmf.shape[1] > 1
                      else np.full(len(bt[t]), part.service(1)))
-        mu, sigma = _lognormal_tables(part, pmf.shape[1], z)
+        mu, sigma = lognormal_tables(part, pmf.shape[1], z)
         mus.append(mu)
         sigmas.append(sigma)
     weight, mu, sigma = np.concatenate(weights, axis=1), np.concatenate(mus), np.concatenate(sigmas)

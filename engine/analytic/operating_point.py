@@ -157,13 +157,14 @@ def latencies(design: Design, rate: float, percentiles=PERCENTILES,
     """{'mean', one key per percentile (percentile_key: 0.999 -> 'p99.9', as the simulator names it), 'sla'}: the
     latency (s) at `rate` requests/s at each of `percentiles` and the SLA percentile (RatePoint.latency_s; the
     search asks only for the few it ranks by). `breakdown`: _breakdown's, if already worked out."""
+    excess = {}  # the SLA percentile's excesses, if _point was already asked for them here
     if breakdown is None:
-        stages, g, _ = _point(design, rate, design.sla_percentile)
+        stages, g, excess[design.sla_percentile] = _point(design, rate, design.sla_percentile)
         breakdown = _breakdown(design, stages, g)
     mean = sum(breakdown.values())
     lat = {"mean": mean}
     for p in sorted(set(percentiles) | {design.sla_percentile}):
-        q = _quantile(mean, _point(design, rate, p)[2])
+        q = _quantile(mean, excess[p] if p in excess else _point(design, rate, p)[2])
         lat[percentile_key(p)] = q
         if p == design.sla_percentile:
             lat["sla"] = q

@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr
 
+from engine.accelerator_side import GpuSide
 from engine.analytic.accelerators import backend_of
 from engine.analytic.design import Design, prepare, with_host, with_overhead, with_sm_decode
 from engine.analytic.rates import gpu_capacity_rps
@@ -133,8 +134,21 @@ def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key
     if per_item > 0:  # a run-to-completion executor: each item's server-side host work is its batch's time too
         charges = {p.name: charges.get(p.name, 0.0) + per_item for p in design0.gpu.partitions}
     gpu = ctx.memo(("gpu+", gpu_key, overhead, tuple(sorted(charges.items()))),
-                   lambda: with_sm_decode(with_overhead(design0.gpu, overhead), charges))
+                   lambda: _sharing_answers(ctx, with_sm_decode(with_overhead(design0.gpu, overhead), charges)))
     return stages, overhead, notes, gpu
+
+
+def _sharing_answers(ctx: Context, gpu: GpuSide) -> GpuSide:
+    """The side, remembering its answers (its state at each rate...) with the first side of the same physics this
+    context saw (GpuSide.same_physics): a search's MIG layouts of different profiles with the same tables (e.g.
+    1g.10gb and 1g.20gb for a small model) then work each rate out once, as twins (engine.search.space) do."""
+    seen = ctx.memo(("gpu physics", gpu.physics()), list)  # the sides of this key so far, first of each physics
+    first = next((side for side in seen if gpu.same_physics(side)), None)
+    if first is None:
+        seen.append(gpu)
+    else:
+        gpu.share_answers_of(first)
+    return gpu
 
 
 def _sm_decode(scenario: Scenario, ctx: Context, design0: Design, decode_on: tuple) -> dict[str, float]:

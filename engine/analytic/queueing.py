@@ -43,9 +43,14 @@ def erlang_c_vec(c: np.ndarray, a: np.ndarray) -> np.ndarray:
     cmax = int(np.max(c)) if c.size else 0
     aa = np.broadcast_to(a, b.shape)
     cc = np.broadcast_to(c, b.shape)
-    for k in range(1, cmax + 1):
-        nb = aa * b / (k + aa * b)
-        b = np.where(k <= cc, nb, b)
+    if c.size and int(np.min(c)) == cmax:  # one server count (a G/G/c stage at many rates): no mask to apply
+        for k in range(1, cmax + 1):
+            ab = aa * b
+            b = ab / (k + ab)
+    else:
+        for k in range(1, cmax + 1):
+            ab = aa * b
+            b = np.where(k <= cc, ab / (k + ab), b)
     rho = aa / cc
     with np.errstate(divide="ignore", invalid="ignore"):
         out = b / (1 - rho + rho * b)

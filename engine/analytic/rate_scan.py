@@ -1,7 +1,7 @@
 """The GPU side at many arrival rates at once: sla_bounded_rate's scan (engine.analytic.operating_point) asks for up
 to ~50 rates before refining, and where the side's wait model is the pooled gather-and-queue one (or every
-instance is busy) the scalar step (engine.analytic.rates._gpu_point) runs here with the rates as an array axis,
-from the pieces in engine.analytic.gather_scan; equal to the scalar step to about 1e-14 relative."""
+instance is busy) the scalar step (engine.analytic.rates.compute_gpu_point) runs here with the rates as an array
+axis, from the pieces in engine.analytic.gather_scan; equal to the scalar step to about 1e-14 relative."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 
 from engine.analytic import gather_scan
 from engine.analytic.preba_chain import partition_backlog_table
-from engine.analytic.rates import GPU_SCV, GpuPoint, _gpu_point, _groups, gpu_capacity_rps
+from engine.analytic.batch_mix import GPU_SCV, partition_groups
+from engine.analytic.rates import GpuPoint, compute_gpu_point, gpu_capacity_rps
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.vocab import SchedulerPolicy
@@ -28,7 +29,7 @@ def prefetch_gpu_points(gpu: GpuSide, scheduler: SchedulerPolicy, lams, q_mean: 
 
 
 def scans_as_array(gpu: GpuSide, scheduler: SchedulerPolicy) -> bool:
-    """Whether _gpu_point takes _saturated_wait or _gather_and_queue_wait at every rate (the branches
+    """Whether compute_gpu_point takes _saturated_wait or _gather_and_queue_wait at every rate (the branches
     gather_points vectorises)."""
     rule = rule_for(gpu.policy)
     if not rule.batches:
@@ -43,15 +44,15 @@ def scans_as_array(gpu: GpuSide, scheduler: SchedulerPolicy) -> bool:
 
 def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_mean: float, q_pmf: np.ndarray,
                    p: float) -> list[GpuPoint]:
-    """_gpu_point at each rate of `lam` (requests/s) for a side _scans_as_array accepts: _batch_mix,
-    _all_busy_regime, _saturated_wait or _gather_and_queue_wait and _batched_point, each with the rates as an
+    """compute_gpu_point at each rate of `lam` (requests/s) for a side _scans_as_array accepts: batch_mix,
+    all_busy_regime, _saturated_wait or _gather_and_queue_wait and _batched_point, each with the rates as an
     array axis (rows: distinct partitions, columns: rates; engine.analytic.gather_scan for the pieces)."""
     pooled = scheduler_rule_for(scheduler).pooled
     cap = gpu_capacity_rps(gpu, q_mean, q_pmf, scheduler)
     parts = gpu.partitions
     n, tq = len(parts), gpu.time_queue_s
     lam_items = lam * q_mean
-    reps, counts = _groups(parts)
+    reps, counts = partition_groups(parts)
     big = np.array([float(part.max_batch) for part in reps])[:, None]
     cnt = np.array(counts, dtype=float)[:, None]
     b_lo = np.minimum(big, 1 + lam_items[None, :] * tq / (1 if pooled else n))
@@ -67,7 +68,7 @@ def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_m
     saturated = items_capacity(zeros) <= lam_items
     dead = saturated & (items_capacity(zeros + 1.0) <= lam_items)
     lo, hi = zeros.copy(), zeros + 1.0
-    for _ in range(24 if saturated.any() else 0):  # _batch_mix's bisection on the fill level, every rate at once
+    for _ in range(24 if saturated.any() else 0):  # batch_mix's bisection on the fill level, every rate at once
         mid = (lo + hi) / 2
         ok = items_capacity(mid) >= lam_items
         lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
@@ -78,7 +79,7 @@ def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_m
     util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
     kinds = [next(kind for kind, rep in enumerate(reps) if rep.name == part.name) for part in parts]
     b_mean, svc_mean = (share_t * bt).sum(axis=0), (share_t * svc_t).sum(axis=0)
-    # _all_busy_regime (pooled _queue: the partitions' full-batch rates pooled into n servers)
+    # all_busy_regime (pooled instance_wait: the partitions' full-batch rates pooled into n servers)
     max_b = np.array([part.max_batch for part in parts], dtype=float)
     full = max_b / np.array([part.service(part.max_batch) for part in parts])
     b_full = float(np.dot(full / full.sum(), max_b))
@@ -101,8 +102,8 @@ def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_m
         svc_req, svc_q = gather_scan.request_service_vec(reps, bt, share_t, p)
     out = []
     for r in range(len(lam)):
-        if dead[r]:  # even Batch_max cannot keep up: as _gpu_point
-            out.append(_gpu_point(gpu, scheduler, float(lam[r]), q_mean, q_pmf, p))
+        if dead[r]:  # even Batch_max cannot keep up: as compute_gpu_point
+            out.append(compute_gpu_point(gpu, scheduler, float(lam[r]), q_mean, q_pmf, p))
             continue
         out.append(GpuPoint.model_construct(
             capacity_rps=cap, utilization=float(lam[r]) / cap, batch=tuple(float(bt[k, r]) for k in kinds),
@@ -113,7 +114,7 @@ def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_m
 
 
 def _queue_vec(pooled: bool, lam_jobs: np.ndarray, n: int, ca2, rates: np.ndarray, p: float):
-    """_queue at each rate (columns): rates[j] the jobs/s partition j serves. Pooled: one G/G/c with the partitions'
+    """instance_wait at each rate (columns): rates[j] the jobs/s partition j serves. Pooled: one G/G/c with the partitions'
     total capacity; else each partition a G/G/1 fed every n-th arrival (c_a^2 / n), the mean weighted by the equal
     shares 1/n and the quantile the worst partition's."""
     if pooled:

@@ -31,19 +31,17 @@ from typing import Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, gg_c_wait, mg1_wait_quantile,
-                                      timeout_batch_wait, wait_quantile)
+from engine.analytic.queueing import (BatchingQueue, bulk_service_queue, mg1_wait_quantile, timeout_batch_wait,
+                                      wait_quantile)
 from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_job, normal_quantile,
                                          request_service_quantile, request_weighted_service)
+from engine.analytic.batch_mix import GPU_SCV, BatchMix, BusyRegime, all_busy_regime, batch_mix, instance_wait
 from engine.analytic.preba_chain import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
-from engine.profiles.tails import DEFAULT_SCV, lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
+from engine.profiles.tails import lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.vocab import SchedulerPolicy
-
-GPU_SCV = DEFAULT_SCV  # batch service-time jitter (the default cv, engine.profiles.tails)
-
 
 class GpuPoint(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -91,15 +89,16 @@ def gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: floa
     """The GPU partitions at `lam` requests/s (remembered by the side: designs that share it, e.g. a sweep's
     preprocessing devices and hosts, share the answer at each rate)."""
     return gpu.remember(("point", scheduler, lam, q_mean, q_pmf.tobytes(), p),
-                        lambda: _gpu_point(gpu, scheduler, lam, q_mean, q_pmf, p))
+                        lambda: compute_gpu_point(gpu, scheduler, lam, q_mean, q_pmf, p))
 
 
-def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
-               p: float) -> GpuPoint:
-    """gpu_point, computed: the batching policy's rule (engine.policy_rules) picks the wait model's step.
+def compute_gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: float, q_pmf: np.ndarray,
+                      p: float) -> GpuPoint:
+    """gpu_point, computed (not remembered): the batching policy's rule (engine.policy_rules) picks the wait
+    model's step.
 
     Without batching every query runs alone (_unbatched_point). With batching: the batch sizes at which the
-    partitions carry the load (_batch_mix), the all-busy regime's wait (_all_busy_regime), then the wait of the
+    partitions carry the load (batch_mix), the all-busy regime's wait (all_busy_regime), then the wait of the
     policy's model: one work-conserving instance (_bulk_service_wait), one instance under a timer
     (_timer_chain_wait), every instance busy (_saturated_wait), else gathering plus a queue of batches
     (_gather_and_queue_wait); _batched_point assembles the answer.
@@ -114,7 +113,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
     tq = gpu.time_queue_s
     if instances == 1 and tq > 0 and rule.length_buckets and partition_backlog_table(gpu.partitions[0]) is not None:
         return _preba_backlog_point(gpu.partitions[0], lam, lam_items, tq, p, cap)
-    mix = _batch_mix(gpu, pooled, lam_items)
+    mix = batch_mix(gpu, pooled, lam_items)
     if mix is None:  # even Batch_max cannot keep up
         parts = gpu.partitions
         return GpuPoint.model_construct(
@@ -123,7 +122,7 @@ def _gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_mean: flo
             batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
             service_mean_s=float(np.mean([part.service(part.max_batch) for part in parts])), service_q_s=math.inf,
             saturated=True)
-    busy = _all_busy_regime(gpu, scheduler, mix, lam_items, p)
+    busy = all_busy_regime(gpu, scheduler, mix, lam_items, p)
     if instances == 1 and rule.wait_model == WaitModel.BULK_SERVICE:
         wait = _bulk_service_wait(gpu.partitions[0], mix, busy, lam_items, p)
     elif instances == 1 and tq > 0 and rule.wait_model == WaitModel.TIMER_CHAIN:
@@ -161,7 +160,7 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
 def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam: float, q_mean: float,
                      q_pmf: np.ndarray, p: float, cap: float) -> GpuPoint:
     """WaitModel.UNBATCHED: each query runs alone. The wait for an instance is a pooled G/G/c (or per-partition
-    G/G/1 when arrivals are dealt evenly, _queue) of jobs with the query-size mixture's mean and SCV; on one
+    G/G/1 when arrivals are dealt evenly, instance_wait) of jobs with the query-size mixture's mean and SCV; on one
     instance an M/G/1 whose p-quantile the Cramer-Lundberg root gives (mg1_wait_quantile). Times in s."""
     parts = gpu.partitions
     n = len(parts)
@@ -172,7 +171,7 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
     m2 = float(np.dot(share, [job[1] for job in jobs]))
     scv = max(m2 / (m1 * m1) - 1, 0.0) + GPU_SCV
     utils = tuple(float(lam * part_share * job[0]) for part_share, job in zip(share, jobs))
-    wq, wqq = _queue(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
+    wq, wqq = instance_wait(scheduler, lam, n, m1, scv, 1.0, rates, share, p)
     if n == 1:
         # one instance: M/G/1, whose tail the Cramer-Lundberg root gives (an exponential fitted to the mean
         # wait put the p99 of nearly fixed service 10-18 % above the simulator)
@@ -184,111 +183,6 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
                     partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
                     queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
                     saturated=False)
-
-
-@dataclass(frozen=True)
-class _BatchMix:
-    """The batches at one rate: per distinct partition (reps, counts) its batch (items, bt), batch time (s,
-    svc_t), share of the items (share_t); per partition its batch, busy fraction, share and items/s."""
-
-    saturated: bool  # batches grew beyond the timeout size to keep up
-    reps: list
-    counts: list[int]
-    bt: np.ndarray
-    svc_t: np.ndarray
-    share_t: np.ndarray
-    batch: list[float]
-    utils: tuple[float, ...]
-    share: np.ndarray
-    rates: np.ndarray
-    b_mean: float  # mean batch (items) over the items' shares
-    svc_mean: float  # mean batch time (s) over the items' shares
-
-
-def _batch_mix(gpu: GpuSide, pooled: bool, lam_items: float) -> Optional[_BatchMix]:
-    """The batch sizes at `lam_items` items/s, or None when even Batch_max cannot keep up.
-
-    Batches are as large as the timeout lets them grow (1 + lambda x Time_queue, at most Batch_max); if the
-    partitions cannot keep up at that size, every partition's batch grows by the same fill level f (0..1 of
-    the way to Batch_max) until their capacity meets the load (bisection, 24 steps: 1 part in 16 million).
-    """
-    parts = gpu.partitions
-    n = len(parts)
-    tq = gpu.time_queue_s
-    # identical partitions behave alike: work per distinct partition, weighted by how many there are
-    reps, counts, kinds = _kinds(gpu)
-    big = [float(part.max_batch) for part in reps]
-    # one shared queue (first-idle, JSQ, ELSA) gathers all arrivals for the next batch; round-robin deals
-    # each partition only its share
-    share_n = 1 if pooled else n
-    b_lo = [min(top, 1 + lam_items * tq / share_n) for top in big]
-
-    def batches(level: float) -> list[float]:  # batch size of each partition type at fill level `level`
-        return [max(low, 1 + level * (top - 1)) for low, top in zip(b_lo, big)]
-
-    def items_capacity(level: float) -> float:  # sum(count x / t(x)) over the partition types, as a plain loop
-        total = 0
-        for count, low, top, part in zip(counts, b_lo, big, reps):
-            x = max(low, 1 + level * (top - 1))
-            total += count * x / part.service(x)
-        return total
-
-    saturated = items_capacity(0.0) <= lam_items
-    fill = 0.0
-    if saturated:
-        if items_capacity(1.0) <= lam_items:
-            return None
-        lo, hi = 0.0, 1.0
-        for _ in range(24):  # the fill level at which capacity meets the load (to 1 part in 16 million)
-            mid = (lo + hi) / 2
-            lo, hi = (lo, mid) if items_capacity(mid) >= lam_items else (mid, hi)
-        fill = hi
-    cnt = np.array(counts, dtype=float)
-    bt = np.array(batches(fill))
-    svc_t = np.array([part.service(x) for part, x in zip(reps, bt)])
-    rates_t = bt / svc_t  # items/s one partition of each type does at its batch
-    if pooled:
-        share_t = cnt * rates_t / np.dot(cnt, rates_t)  # total share of each type
-    else:
-        share_t = cnt / n
-    util_t = np.minimum(1.0, lam_items * share_t / (cnt * rates_t))
-    return _BatchMix(saturated=saturated, reps=reps, counts=counts, bt=bt, svc_t=svc_t, share_t=share_t,
-                     batch=[float(bt[kind]) for kind in kinds], utils=tuple(float(util_t[kind]) for kind in kinds),
-                     share=np.array([share_t[kind] / cnt[kind] for kind in kinds]),
-                     rates=np.array([rates_t[kind] for kind in kinds]), b_mean=float(np.dot(share_t, bt)),
-                     svc_mean=float(np.dot(share_t, svc_t)))
-
-
-@dataclass(frozen=True)
-class _BusyRegime:
-    """Waits (s) when every instance is busy: the queue of full batches (mean, p-quantile) and the wait for
-    the next instance to free up plus that queue (mean, p-quantile)."""
-
-    full_mean_s: float
-    full_q_s: float
-    mean_s: float
-    q_s: float
-
-
-def _all_busy_regime(gpu: GpuSide, scheduler: SchedulerPolicy, mix: _BatchMix, lam_items: float,
-                     p: float) -> _BusyRegime:
-    """Every instance busy: a request waits for the next to free up, t/(c+1) on average and up to p t (t the
-    mean batch time, c instances), plus the queue that builds as the load approaches what full batches carry
-    (G/G/c on full batches with c_a^2 = 1/b, which grows without bound at capacity; _queue)."""
-    n = len(gpu.partitions)
-    b_full, full_rates = gpu.remember(("full batches",), lambda: _full_batches(gpu.partitions))
-    w_full, w_full_q = _queue(scheduler, lam_items / b_full, n, mix.svc_mean, GPU_SCV, 1.0 / b_full, full_rates,
-                              mix.share, p)
-    return _BusyRegime(full_mean_s=w_full, full_q_s=w_full_q, mean_s=mix.svc_mean / (n + 1) + w_full,
-                       q_s=p * mix.svc_mean + w_full_q)
-
-
-def _full_batches(parts) -> tuple[float, np.ndarray]:
-    """(the mean full batch, items, over the partitions' full-batch rates; each partition's full batches per s):
-    what _all_busy_regime reads of a side at every rate."""
-    full = np.array([part.max_batch / part.service(part.max_batch) for part in parts])
-    b_full = float(np.dot(full / full.sum(), [part.max_batch for part in parts]))
-    return b_full, full / np.array([part.max_batch for part in parts])
 
 
 @dataclass(frozen=True)
@@ -304,7 +198,7 @@ class _Wait:
     gather_mean_s: Optional[float] = None  # the timer chain's mean gathering wait (else gather_wait_mean)
 
 
-def _bulk_service_wait(part, mix: _BatchMix, busy: _BusyRegime, lam_items: float, p: float) -> _Wait:
+def _bulk_service_wait(part, mix: BatchMix, busy: BusyRegime, lam_items: float, p: float) -> _Wait:
     """WaitModel.BULK_SERVICE, one work-conserving instance: the bulk-service queue (bulk_service_queue) gives
     the waits and the batch-size law at any load."""
     # one instance taking whatever waits when it frees, at any load: a G/G/1 of single requests misses the
@@ -338,7 +232,7 @@ def _timer_chain_wait(part, lam_items: float, tq: float, p: float) -> _Wait:
                  bulk=bulk, gather_mean_s=gather)
 
 
-def _saturated_wait(mix: _BatchMix, busy: _BusyRegime) -> _Wait:
+def _saturated_wait(mix: BatchMix, busy: BusyRegime) -> _Wait:
     """Every instance busy (batches grew beyond the timeout size): the all-busy regime's wait, nothing more."""
     # a request waits for the next instance to free up and leaves in the batch it takes then; the batch fills
     # during that same wait, so gathering it costs nothing more (counting (b - 1) / lambda again put the
@@ -346,11 +240,11 @@ def _saturated_wait(mix: _BatchMix, busy: _BusyRegime) -> _Wait:
     return _Wait(mean_s=busy.mean_s, q_s=busy.q_s, form_s=0.0, b_mean=mix.b_mean)
 
 
-def _gather_and_queue_wait(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, mix: _BatchMix,
-                           busy: _BusyRegime, lam: float, lam_items: float, p: float) -> _Wait:
+def _gather_and_queue_wait(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, mix: BatchMix,
+                           busy: BusyRegime, lam: float, lam_items: float, p: float) -> _Wait:
     """WaitModel.GATHER_AND_QUEUE below saturation: a batch gathers for min(Time_queue, (b - 1) / lambda) s, then
     waits for an instance: under a pooled timer timeout_batch_wait (at least the full-batch queue), else a
-    G/G/c of batches with c_a^2 = 1/b (a batch of b Poisson arrivals is Erlang-b spaced; _queue); never more
+    G/G/c of batches with c_a^2 = 1/b (a batch of b Poisson arrivals is Erlang-b spaced; instance_wait); never more
     than the all-busy regime's wait."""
     n = len(gpu.partitions)
     tq = gpu.time_queue_s
@@ -367,7 +261,7 @@ def _gather_and_queue_wait(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: boo
         # full batches (G/G/c, as in the saturated regime) takes over
         wq, wqq = max(wq, busy.full_mean_s), max(wqq, busy.full_q_s)
     else:
-        wq, wqq = _queue(scheduler, lam_b, n, mix.svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, mix.share, p)
+        wq, wqq = instance_wait(scheduler, lam_b, n, mix.svc_mean, GPU_SCV, 1.0 / b_mean, batch_rates, mix.share, p)
     # near saturation a batcher takes everything waiting when an instance frees, so the wait never
     # exceeds the all-busy regime's (keeps the curve continuous across the regime change)
     if wq > busy.mean_s:
@@ -375,7 +269,7 @@ def _gather_and_queue_wait(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: boo
     return _Wait(mean_s=wq, q_s=wqq, form_s=form, b_mean=b_mean)
 
 
-def _batched_point(cap: float, lam: float, mix: _BatchMix, wait: _Wait, p: float) -> GpuPoint:
+def _batched_point(cap: float, lam: float, mix: BatchMix, wait: _Wait, p: float) -> GpuPoint:
     """The GpuPoint of a batching policy: the request's service time with its batch drawn size-biased (larger
     batches hold more requests: request_weighted_service, request_service_quantile), the gathering wait (the
     chain's, else gather_wait_mean) and the queue wait, in s."""
@@ -427,43 +321,3 @@ def _service_sigma(reps, bt: np.ndarray, share_t: np.ndarray, p: float) -> float
     z = normal_quantile(p)
     ratio = float(np.dot(share_t, [pt.tail(x) / pt.service(x) for pt, x in zip(reps, bt)]))
     return lognormal_sigma_for_ratio(ratio, z)
-
-
-def _queue(scheduler, lam_jobs, n, svc_mean, cs2, ca2, rates, share, p) -> tuple[float, float]:
-    """Mean and p-quantile of the wait for an instance (pooled G/G/c, or per-partition G/G/1 when the scheduler
-    deals arrivals evenly, as round-robin does)."""
-    if not scheduler_rule_for(scheduler).pooled:
-        # every n-th arrival goes to a partition: Erlang-n spaced, c_a^2 divided by n; partitions alike wait alike
-        alike: dict = {}
-        waits = [alike[(s, r)] if (s, r) in alike else alike.setdefault((s, r), gg_c_wait(lam_jobs * s, 1 / r, 1,
-                                                                                           ca2 / n, cs2, p))
-                 for s, r in zip(share, rates)]
-        return float(np.dot(share, [w[0] for w in waits])), max(w[1] for w in waits)
-    servers = n
-    mean_s = n / float(np.sum(rates))  # pooled service time with the partitions' total capacity
-    wq, wqq, _ = gg_c_wait(lam_jobs, mean_s, servers, ca2, cs2, p)
-    return wq, wqq
-
-
-def _kinds(gpu: GpuSide) -> tuple[list, list[int], list[int]]:
-    """_groups of the side's partitions and each partition's index among the distinct ones (remembered)."""
-    def make():
-        reps, counts = _groups(gpu.partitions)
-        return reps, counts, [next(kind for kind, rep in enumerate(reps) if rep.name == part.name)
-                              for part in gpu.partitions]
-
-    return gpu.remember(("kinds",), make)
-
-
-def _groups(parts) -> tuple[list, list[int]]:
-    """Distinct partitions (by profile) and how many of each."""
-    reps, counts = [], []
-    for pt in parts:
-        for k, r in enumerate(reps):
-            if r.name == pt.name:
-                counts[k] += 1
-                break
-        else:
-            reps.append(pt)
-            counts.append(1)
-    return reps, counts

@@ -32,13 +32,13 @@ def batch_size_pmf(b_mean: float, cap: int) -> np.ndarray:
     b_mean - 1 (Poisson arrivals over a fixed gathering time), the mass beyond cap at cap."""
     k = np.arange(cap)
     m = max(b_mean - 1.0, 1e-300)
-    pmf = np.exp(k * math.log(m) - m - _log_factorials(cap))  # Poisson(m) pmf
+    pmf = np.exp(k * math.log(m) - m - log_factorials(cap))  # Poisson(m) pmf
     pmf[-1] += max(0.0, 1.0 - float(pmf.sum()))
     return pmf
 
 
 @functools.lru_cache(maxsize=64)
-def _log_factorials(cap: int) -> np.ndarray:
+def log_factorials(cap: int) -> np.ndarray:
     """log k! for k = 0..cap-1 (read-only: shared by every call)."""
 
     out = gammaln(np.arange(cap) + 1.0)
@@ -66,7 +66,7 @@ def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> f
             weights.append(share * sizes * pmf / float(np.dot(sizes, pmf)))
         else:
             weights.append(share * pmf)
-        mu, sigma = _lognormal_tables(part, len(pmf), z)
+        mu, sigma = lognormal_tables(part, len(pmf), z)
         mus.append(mu)
         sigmas.append(sigma)
     weight, mu, sigma = (np.concatenate(x) for x in (weights, mus, sigmas))
@@ -163,7 +163,7 @@ def _make_tables(part, cap: int) -> tuple[np.ndarray, np.ndarray]:
     return mean, tail
 
 
-def _lognormal_tables(part, cap: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+def lognormal_tables(part, cap: int, z: float) -> tuple[np.ndarray, np.ndarray]:
     """(log-mean, log-sd) of the log-normal batch time of each batch size 1..cap: mean t(k) and p-quantile
     tail(k) from the partition's tables, z the standard normal p-quantile (remembered by the partition)."""
     def make():

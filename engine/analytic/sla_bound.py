@@ -12,12 +12,12 @@ sum a + sqrt(sum b^2):
   below the mean, and its positive excess (both known); its G/G/c wait at a given rate: (min(W, Q), max(Q - W, 0)),
   at any rate (0, 0);
 - the accelerator's queue wait under a pooled timer (below saturation and above it): at least the queue of full
-  batches' (rates._all_busy_regime), as a host wait; elsewhere (0, 0);
+  batches' (batch_mix.all_busy_regime), as a host wait; elsewhere (0, 0);
 - the accelerator's batching wait: (0, 0), except where its quantile is known to be
   at least c > 0 (W + sqrt((c - W)^2 + R) grows with W up to c, and c + sqrt(R) >= sqrt(c^2 + R)): (0, c). One
   instance under a timer (rates._timer_chain_wait) has c = p Time_queue at every rate; below saturation the
   gather-and-queue model has c = p min(Time_queue, (b - 1) / lambda) with every batch b >= min(Batch_max,
-  1 + lambda Time_queue / n) (n = 1 pooled, else the partitions: rates._batch_mix), so c >= p min(Time_queue / n,
+  1 + lambda Time_queue / n) (n = 1 pooled, else the partitions: batch_mix.batch_mix), so c >= p min(Time_queue / n,
   (min Batch_max - 1) / lambda);
 - the accelerator's request service: its mean is a share-weighted mean of the partitions' batch times mean_s, its
   quantile that of a mixture of log-normals whose p-quantiles are each at least min(tail, mean) exp(-sigma^2 / 2)
@@ -38,7 +38,7 @@ import numpy as np
 from engine.analytic.design import Design
 from engine.analytic.gather_scan import gg_c_wait_vec, service_at
 from engine.analytic.preba_chain import partition_backlog_table
-from engine.analytic.rates import GPU_SCV, _full_batches, _groups
+from engine.analytic.batch_mix import GPU_SCV, partition_groups, side_full_batches
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
 from engine.profiles.tails import DEFAULT_SIGMA, lognormal_quantile
 
@@ -98,8 +98,7 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
                 wait, wait_q = waits[k]
                 total += np.minimum(wait, wait_q)
                 positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
-        total += min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in parts),
-                     default=0.0) * math.exp(-DEFAULT_SIGMA ** 2 / 2)
+        total += gpu.remember(("service floor",), lambda: _service_floor(parts))
         if rule.batches and tq > 0:
             if one and rule.wait_model == WaitModel.TIMER_CHAIN:
                 positive += (p * tq) ** 2
@@ -112,28 +111,35 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
     return total + np.sqrt(positive)
 
 
+def _service_floor(parts) -> float:
+    """The floor (s) on the accelerator's request service quantile: the least mean or tail of any batch of any
+    partition, times exp(-sigma^2 / 2) (the module's docstring); remembered by the side."""
+    return min((min(float(np.min(part.mean_s)), float(np.min(part.tail_s))) for part in parts),
+               default=0.0) * math.exp(-DEFAULT_SIGMA ** 2 / 2)
+
+
 def _full_batch_queue(design: Design, rates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean, p-quantile) in s of the queue of full batches at each rate, a pooled G/G/c with the partitions'
-    full-batch rates (rates._all_busy_regime's w_full): under a pooled timer the accelerator's queue wait is at
+    full-batch rates (batch_mix.all_busy_regime's w_full): under a pooled timer the accelerator's queue wait is at
     least this below saturation (rates._gather_and_queue_wait takes the larger, or the all-busy regime's wait,
     which holds it) and above (the all-busy regime's wait)."""
     gpu = design.gpu
     n = len(gpu.partitions)
-    b_full, full_rates = gpu.remember(("full batches",), lambda: _full_batches(gpu.partitions))
+    b_full, full_rates = side_full_batches(gpu)
     return gg_c_wait_vec(rates * design.q_mean / b_full, n / float(np.sum(full_rates)), n, 1.0 / b_full, GPU_SCV,
                          design.sla_percentile)
 
 
 def _gathering_floor(design: Design, rates: np.ndarray) -> np.ndarray:
     """A floor (s) on the gather-and-queue model's gathering time at each rate: min(Time_queue / n, (min Batch_max -
-    1) / lambda) where the partitions at their timer-sized batches carry more than the load (rates._batch_mix's
+    1) / lambda) where the partitions at their timer-sized batches carry more than the load (batch_mix.batch_mix's
     test, with SATURATION_MARGIN), else 0 (saturated: no gathering time)."""
     gpu = design.gpu
     tq = gpu.time_queue_s
     pooled = scheduler_rule_for(design.scheduler).pooled
     share_n = 1 if pooled else len(gpu.partitions)
     lam_items = rates * design.q_mean
-    reps, counts = _groups(gpu.partitions)
+    reps, counts = partition_groups(gpu.partitions)
     capacity = np.zeros(rates.shape)
     for part, count in zip(reps, counts):
         b_lo = np.minimum(float(part.max_batch), 1 + lam_items * tq / share_n)

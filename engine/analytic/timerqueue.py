@@ -7,14 +7,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammaln
 
 from engine.analytic.queueing import BatchingQueue, chain_inputs, stationary_law
+from engine.analytic.service_laws import log_factorials
 
 
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
 # their nodes and weights on [-1, 1], worked out once (numpy's leggauss finds them as eigenvalues at every call)
 _TIMER_NODES, _TIMER_WEIGHTS = np.polynomial.legendre.leggauss(TIMER_NODES)
+DIRECT_UP_TO = 32  # Batch_max up to which _batch_sizes convolves by shifted products rather than by FFT
 
 
 def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -33,7 +34,7 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
     x = lam * np.maximum(np.asarray(r, dtype=float), 0.0)[..., None]
     k = np.arange(cap)
     with np.errstate(divide="ignore"):
-        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - gammaln(k + 1)), (k == 0) * 1.0)
+        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - log_factorials(cap)), (k == 0) * 1.0)
     # P(k + 1, x) = P(N(x) > k) = 1 - sum_{j<=k} pois[j]; gammainc itself would cost 5x more here
     part = np.maximum(1.0 - np.cumsum(pois, axis=-1), 0.0) / lam
     upto = cap - np.arange(1, cap) - 1  # m - 1 for q = 1..cap-1
@@ -45,12 +46,17 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
 def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
     """Mass of batch sizes 1..cap (last axis) from `weight` on q = 1..cap-1 waiting (last axis) and the law
     pois of the arrivals within each one's timer (_timer_windows, same leading axes): the batch is q + j with
-    probability pois[j] below cap, and cap takes the rest: a convolution over q, by FFT."""
+    probability pois[j] below cap, and cap takes the rest: a convolution over q, by shifted products up to
+    DIRECT_UP_TO, by FFT beyond."""
     cap = pois.shape[-1]
-    size = 2 * cap  # FFT length that holds the linear convolution's first cap - 1 terms without wrap-around
-    conv = np.fft.irfft(np.fft.rfft(weight, size, axis=-1) * np.fft.rfft(pois, size, axis=-1), size, axis=-1)
-    out = np.empty(weight.shape[:-1] + (cap,))
-    out[..., :cap - 1] = np.maximum(conv[..., :cap - 1], 0.0)  # batch q + j: lag q - 1 + j; rounding, not mass
+    out = np.zeros(weight.shape[:-1] + (cap,))
+    if cap <= DIRECT_UP_TO:  # cap - 1 shifted products: cheaper than three FFTs at these lengths, and exact sums
+        for lag in range(cap - 1):  # q = lag + 1 waiting, j arrivals: batch q + j at index lag + j
+            out[..., lag:cap - 1] += weight[..., lag:lag + 1] * pois[..., :cap - 1 - lag]
+    else:
+        size = 2 * cap  # FFT length that holds the linear convolution's first cap - 1 terms without wrap-around
+        conv = np.fft.irfft(np.fft.rfft(weight, size, axis=-1) * np.fft.rfft(pois, size, axis=-1), size, axis=-1)
+        out[..., :cap - 1] = np.maximum(conv[..., :cap - 1], 0.0)  # batch q + j: lag q - 1 + j; rounding, not mass
     out[..., cap - 1] = weight.sum(axis=-1) - out[..., :cap - 1].sum(axis=-1)
     return out
 
@@ -69,7 +75,7 @@ class _Chain:
     
         arrivals = np.arange(self.states + self.cap)
         x = mean[..., None]
-        pmf = np.exp(arrivals * np.log(x) - x - gammaln(arrivals + 1))
+        pmf = np.exp(arrivals * np.log(x) - x - log_factorials(self.states + self.cap))
         pmf[..., -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=-1))
         return pmf
 
@@ -145,8 +151,9 @@ def _rows_behind_full(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarra
         dest = deep[:, None] - cap + np.arange(states + cap)[None, :]
         inside = dest < states - 1
         values = np.broadcast_to(arrivals_pmf[None, :], dest.shape)
-        for r, first in enumerate((deep - cap).tolist()):  # destinations first.. one by one (a slice per row)
-            row[r, first:states - 1] = arrivals_pmf[:states - 1 - first]
+        # destinations first = L - B .. states - 2 one by one: arrivals_pmf[destination - first], none below first
+        shift = np.arange(states - 1)[None, :] - (deep - cap)[:, None]
+        row[:, :states - 1] = np.where(shift >= 0, arrivals_pmf[np.maximum(shift, 0)], 0.0)
         row[:, states - 1] = np.where(inside, 0.0, values).sum(axis=1)
     area = (deep - cap + 1) * full_times.mean() + chain.lam * (full_times ** 2).mean() / 2
     return deep, _Rows(row, area, np.full(len(deep), full_times.mean()), np.ones(len(deep)))

@@ -72,6 +72,7 @@ class ProfileBook:
         # the book is immutable, so curves, knees and input kinds are computed once
         self._curves: dict[tuple, Curve] = {}
         self._knees: dict[tuple, "Knee"] = {}
+        self._sources: dict[tuple, tuple[str, str, str, str]] = {}  # _source's answers, by its arguments
         self._fixed: dict[str, bool] = {}
         self._limits: dict[tuple, Optional[int]] = {}
         self.model_names: frozenset[str] = self._points.model_names | self._estimator_models
@@ -220,7 +221,16 @@ class ProfileBook:
     def _source(self, model: str, sku: str, partition: str, precision: Optional[str], framework: Optional[str],
                 cross_gpu: bool) -> tuple[str, str, str, str]:
         """Where the curve comes from: (sku, partition, precision, framework) of its own or reference points,
-        or of an estimate (framework ESTIMATED) where no points of the model exist on this GPU."""
+        or of an estimate (framework ESTIMATED) where no points of the model exist on this GPU (remembered: asked
+        for every curve and knee)."""
+        key = (model, sku, partition, precision, framework, cross_gpu)
+        if key not in self._sources:
+            self._sources[key] = self._find_source(model, sku, partition, precision, framework, cross_gpu)
+        return self._sources[key]
+
+    def _find_source(self, model: str, sku: str, partition: str, precision: Optional[str], framework: Optional[str],
+                     cross_gpu: bool) -> tuple[str, str, str, str]:
+        """_source, worked out."""
         self.sm_count(sku, partition)  # validates the partition
         if model not in self.model_names:
             raise ProfileError(f"no latency points or cost table for model {model!r}; models: "
@@ -257,6 +267,8 @@ class ProfileBook:
 
     def _curve(self, model, sku, partition, precision, framework, input_len, cross_gpu) -> Curve:
         ref_sku, ref_part, prec, fw = self._source(model, sku, partition, precision, framework, cross_gpu)
+        if (precision, framework) != (prec, fw):  # the curve of the precision and framework picked: one curve, not two
+            return self.curve(model, sku, partition, prec, fw, input_len, cross_gpu)
         key = CurveKey(model=model, sku=sku, partition=partition, precision=prec, framework=fw, input_len=input_len)
         if fw == ESTIMATED:
             return estimated_curve(self.estimator, key, self.memory_limit(model, sku, partition, input_len))
