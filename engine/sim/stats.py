@@ -49,7 +49,9 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
         if engine == "quantile_cont":
             rows = [(None, counts[None], means[None], quantile_cont(values, qs))] if (total or by is None) else []
             if by is not None:
-                rows += [(group, counts[group], means[group], quantile_cont(chunk, qs))
+                # a group's values gathered by a mask or a sort are a copy of its own, partitioned in place
+                rows += [(group, counts[group], means[group],
+                          quantile_cont(chunk, qs, overwrite=not np.may_share_memory(chunk, values)))
                          for group, chunk in split_by(cols[by], values)]
             return rows
         frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
