@@ -216,13 +216,14 @@ def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np
                  lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False) -> BatchQueue:
     """A queue that holds every request it will ever get: requests `ids` (sorted by ready time) of the run's
     per-request ready times, sizes and lengths; its buckets are numbered from first_index."""
-    # every query one item in the whole run, or in this queue's share of it
-    unit = bool(np.all(sizes == 1)) or bool(np.all(sizes[ids] == 1))
+    # every query one item in the whole run (no copy of the sizes needed), or in this queue's share of it
+    mine = None if np.all(sizes == 1) else sizes[ids]
+    unit = mine is None or bool(np.all(mine == 1))
     if width <= 0 or lengths is None:
-        bucket = Bucket(first_index, ids, _doubles(ready, ids), None if unit else sizes[ids],
-                        None if lengths is None else lengths[ids].tolist(), unit)
+        bucket = Bucket(first_index, ids, _doubles(ready, ids), mine, None if lengths is None else lengths[ids].tolist(),
+                        unit)
         return BatchQueue([bucket], static=True)
-    ready, sizes, lengths = ready[ids], sizes[ids], lengths[ids]
+    ready, sizes, lengths = ready[ids], sizes[ids] if mine is None else mine, lengths[ids]
     n_buckets = int(np.max(lengths) // width) + 1 if len(lengths) else 1
     which = np.minimum(n_buckets - 1, (lengths // width).astype(int))
     buckets = []
