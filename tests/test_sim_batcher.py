@@ -4,6 +4,7 @@ hand-built arrival sequence; the static (open-loop) and dynamic (per-arrival) pa
 import numpy as np
 import pytest
 
+from engine.sim.batcher import static_queue
 from engine.sim.gpu import GpuEngine, GpuRequests, GpuSpec
 from engine.sim.plan import NO_CAP, GpuPlan
 
@@ -126,3 +127,21 @@ def test_static_and_dynamic_paths_form_the_same_batches(scheduler):
     b, lb = run(ready, force_dynamic=True, **kw)
     assert a == b
     np.testing.assert_allclose(la.end, lb.end)
+
+
+def test_static_queue_reads_its_requests_from_the_runs_arrays():
+    """static_queue takes the run's per-request arrays and the ids of its requests (ready order): its buckets hold
+    those requests' ready times (gathered straight into a typed array), items and lengths; a queue whose requests
+    are all one item counts positions even where the run has larger queries elsewhere."""
+    ready = np.array([0.5, 0.1, 0.3, 0.2, 0.4])
+    sizes = np.array([1, 1, 3, 1, 2])
+    ids = np.array([1, 3, 0])  # one item each
+    bucket = static_queue(0, ids, ready, sizes, None).buckets[0]
+    assert list(bucket.ready) == [0.1, 0.2, 0.5] and bucket.cum_items is None
+    ids = np.array([1, 2, 4])
+    bucket = static_queue(0, ids, ready, sizes, np.array([1.0, 2.0, 3.0, 4.0, 5.0])).buckets[0]
+    assert list(bucket.ready) == [0.1, 0.3, 0.4] and bucket.cum_items == [1, 4, 6] and bucket.lengths == [2.0, 3.0, 5.0]
+    buckets = static_queue(3, ids, ready, sizes, np.array([1.0, 2.0, 3.0, 4.0, 5.0]), width=2.5).buckets
+    assert [b.index for b in buckets] == [3, 4, 5]
+    assert [list(b.ready) for b in buckets] == [[0.1], [0.3], [0.4]]
+    assert [b.ids.tolist() for b in buckets] == [[1], [2], [4]]

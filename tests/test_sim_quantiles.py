@@ -58,3 +58,23 @@ def test_split_by_keeps_each_groups_order():
     for group, chunk in split_by(groups, values):
         np.testing.assert_array_equal(chunk, values[groups == group])
     assert [group for group, _ in split_by(groups, values)] == sorted(set(groups.tolist()))
+
+
+def test_in_place_quantiles_read_the_same_numbers_and_leave_the_columns_alone():
+    """quantile_cont(overwrite=True) partitions its argument in place (a scratch copy: a group gathered by a mask
+    or a sort) and gives the same numbers; quantile_table uses it only where a group's values are such a copy, so
+    the columns it is given come back as they were, in every branch of split_by (groups in order, few, many)."""
+    rng = np.random.default_rng(11)
+    values = rng.exponential(size=20_001)
+    scratch = values.copy()
+    assert quantile_cont(scratch, QS, overwrite=True) == quantile_cont(values, QS)
+    assert not np.array_equal(scratch, values)  # it did partition in place
+    for groups in (np.sort(rng.integers(0, 9, 20_001)), rng.integers(0, 4, 20_001), rng.integers(0, 300, 20_001)):
+        cols = {"latency": values.copy(), "g": groups.copy()}
+        rows = quantile_table(cols, "latency", "g", (0.5, 0.99), "quantile_cont")
+        np.testing.assert_array_equal(cols["latency"], values)
+        np.testing.assert_array_equal(cols["g"], groups)
+        present = sorted(set(groups.tolist()))
+        assert [(row[0], row[1], row[3]) for row in rows[1:]] == [
+            (group, int(np.sum(groups == group)), quantile_cont(values[groups == group], (0.5, 0.99)))
+            for group in present]

@@ -1,6 +1,8 @@
 """Workload generators and host-stage sampling: the simulator samples the distributions the analytic model
 averages."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,20 @@ def test_stage_sampling_keeps_mean_and_scv():
     assert x.mean() == pytest.approx(2e-3, rel=0.01)
     assert x.var() / x.mean() ** 2 == pytest.approx(0.3, rel=0.05)
     assert np.all(lognormal(1e-3, 0.0, 5, np.random.default_rng(0)) == 1e-3)
+
+
+def test_in_place_draws_are_the_plain_expressions_floats():
+    """Arrival times and host service draws are computed in their draws' own array (issue 19: fewer new pages
+    in a fresh process); a seed's numbers must stay those of the plain expressions, to the last bit."""
+    times = poisson_times(1234.5, 50_000, None, np.random.default_rng(5))
+    np.testing.assert_array_equal(times, np.cumsum(np.random.default_rng(5).standard_exponential(50_000)) / 1234.5)
+    cut = poisson_times(1234.5, None, 3.0, np.random.default_rng(6))
+    enough = int(1234.5 * 3.0 + 6 * math.sqrt(1234.5 * 3.0) + 16)
+    plain = np.cumsum(np.random.default_rng(6).standard_exponential(enough)) / 1234.5
+    np.testing.assert_array_equal(cut, plain[plain < 3.0])
+    variance = math.log1p(0.3)
+    plain = 2e-3 * np.exp(math.sqrt(variance) * np.random.default_rng(7).standard_normal(50_001) - variance / 2)
+    np.testing.assert_array_equal(lognormal(2e-3, 0.3, 50_001, np.random.default_rng(7)), plain)
 
 
 def test_pool_shape_follows_the_capacity_cap():

@@ -90,19 +90,27 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     for stage, name, servers in zip(host_stages, host.names, host.servers):
         start, stop, enter = cols[f"{name}_start"], cols[f"{name}_end"], cols[f"{name}_enter"]
         breakdown[f"{name}_fixed"] = stage.fixed_s * 1e3
-        breakdown[f"{name}_wait"] = float(np.mean((start - enter)[measured])) * 1e3
-        breakdown[name] = float(np.mean((stop - start)[measured])) * 1e3
+        breakdown[f"{name}_wait"] = float(np.mean(start[measured] - enter[measured])) * 1e3
+        breakdown[name] = float(np.mean(stop[measured] - start[measured])) * 1e3
         # a capped pool's servers stay busy beyond a request's own time there (hoststages.own_service_ratio)
         util[name] = (stats.overlap(start, stop, t0, t1) / (span * servers) / own_service_ratio(stage)
                       if servers else 0.0)
     ready, batch_start = cols["ready"][measured], cols["batch_start"][measured]
     formed = cols["batch_formed"][measured]
-    # waiting for the batch's rule to be met (not for a free instance after it)
-    batching_wait = np.maximum(0.0, np.minimum(formed, batch_start) - ready)
+    # waiting for the batch's rule to be met (not for a free instance after it); in place in one scratch array
+    # (the same floats as the plain expressions: a fresh process pays for every page it touches first)
+    batching_wait = np.minimum(formed, batch_start)
+    np.subtract(batching_wait, ready, out=batching_wait)
+    np.maximum(0.0, batching_wait, out=batching_wait)
     breakdown["batching_wait"] = float(batching_wait.mean()) * 1e3
     accelerator = design.accelerator
-    breakdown[f"{accelerator}_queue"] = float((batch_start - ready - batching_wait).mean()) * 1e3
-    breakdown[f"{accelerator}_service"] = float((cols["end"] - cols["batch_start"])[measured].mean()) * 1e3
+    queue_wait = np.subtract(batch_start, ready)
+    np.subtract(queue_wait, batching_wait, out=queue_wait)
+    breakdown[f"{accelerator}_queue"] = float(queue_wait.mean()) * 1e3
+    del batching_wait
+    np.subtract(cols["end"][measured], batch_start, out=queue_wait)  # now the service time
+    breakdown[f"{accelerator}_service"] = float(queue_wait.mean()) * 1e3
+    del queue_wait
 
     batch_in_window = (log.start >= t0) & (log.start <= t1)
     by_partition = stats.quantile_table({"latency": latency_s[measured], "partition": cols["partition"][measured]},

@@ -197,22 +197,33 @@ class BatchQueue:
         return items, longest
 
 
-def _doubles(values: np.ndarray) -> array:
-    """A typed array of doubles with the values (one copy of their bytes: no float objects)."""
-    out = array("d")
-    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
+def _doubles(values: np.ndarray, ids: Optional[np.ndarray] = None) -> array:
+    """A typed array of doubles with the values (values[ids] when ids are given), written straight into its
+    buffer: one copy of their bytes, no float objects and no gathered numpy copy on the way (a fresh process
+    pays for every page it touches first)."""
+    count = len(values) if ids is None else len(ids)
+    out = array("d", [0.0]) * count
+    if count:
+        view = np.frombuffer(out, dtype=np.float64)
+        if ids is None:
+            view[:] = values
+        else:  # mode 'clip' writes into `out` directly ('raise' buffers it); ids are valid positions
+            np.take(values, ids, out=view, mode="clip")
     return out
 
 
 def static_queue(first_index: int, ids: np.ndarray, ready: np.ndarray, sizes: np.ndarray,
                  lengths: Optional[np.ndarray], width: float = 0.0, merge: bool = False) -> BatchQueue:
-    """A queue that holds every request it will ever get (ids sorted by ready time); its buckets are numbered
-    from first_index."""
-    unit = bool(np.all(sizes == 1))
+    """A queue that holds every request it will ever get: requests `ids` (sorted by ready time) of the run's
+    per-request ready times, sizes and lengths; its buckets are numbered from first_index."""
+    # every query one item in the whole run (no copy of the sizes needed), or in this queue's share of it
+    mine = None if np.all(sizes == 1) else sizes[ids]
+    unit = mine is None or bool(np.all(mine == 1))
     if width <= 0 or lengths is None:
-        bucket = Bucket(first_index, ids, _doubles(ready), sizes,
-                        None if lengths is None else lengths.tolist(), unit)
+        bucket = Bucket(first_index, ids, _doubles(ready, ids), mine, None if lengths is None else lengths[ids].tolist(),
+                        unit)
         return BatchQueue([bucket], static=True)
+    ready, sizes, lengths = ready[ids], sizes[ids] if mine is None else mine, lengths[ids]
     n_buckets = int(np.max(lengths) // width) + 1 if len(lengths) else 1
     which = np.minimum(n_buckets - 1, (lengths // width).astype(int))
     buckets = []

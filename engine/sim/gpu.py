@@ -159,8 +159,7 @@ class GpuEngine:
             queues = []
             for index in range(n_queues):
                 ids = order if owner is None else order[owner == index]
-                queue = static_queue(len(self.buckets), ids, ready[ids], requests.sizes[ids],
-                                     None if requests.lengths is None else requests.lengths[ids],
+                queue = static_queue(len(self.buckets), ids, ready, requests.sizes, requests.lengths,
                                      plan.bucket_width, plan.merge)
                 self.buckets += queue.buckets
                 queues.append(queue)

@@ -81,7 +81,13 @@ def lognormal(mean: float, scv: float, n: int, rng: np.random.Generator) -> np.n
     if scv <= 0:
         return np.full(n, mean)
     log_variance = math.log1p(scv)
-    return mean * np.exp(math.sqrt(log_variance) * rng.standard_normal(n) - log_variance / 2)
+    # mean * exp(sqrt(v) z - v / 2), step by step in the draws' own array (the same floats, no temporaries)
+    out = rng.standard_normal(n)
+    np.multiply(math.sqrt(log_variance), out, out=out)
+    np.subtract(out, log_variance / 2, out=out)
+    np.exp(out, out=out)
+    np.multiply(mean, out, out=out)
+    return out
 
 
 def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +242,7 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
     n = len(arrive)
     names, servers, enters, starts, ends = [], [], [], [], []
     leave = arrive  # when each request leaves the previous stage
-    scale = sizes / q_mean if q_mean > 0 else np.ones(n)
+    scale = None  # sizes / q_mean, made when a stage has a per-item part and the sizes differ
     for stage, rng in zip(stages, rngs):
         n_servers, mean = pool_shape(stage)
         enter = leave + stage.fixed_s
@@ -246,6 +252,8 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
             per_item = per_item_fraction(stage)
             service = lognormal(mean, stage.scv, n, rng)
             if per_item > 0 and not np.all(sizes == sizes[0]):
+                if scale is None:
+                    scale = sizes / q_mean if q_mean > 0 else np.ones(n)
                 service = service * ((1 - per_item) + per_item * scale)
             if isolated:
                 start, end = enter, enter + service

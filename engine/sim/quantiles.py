@@ -27,20 +27,26 @@ def _fma(a: float, b: float, c: float) -> float:
     return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
-def quantile_cont(values: np.ndarray, qs) -> list[float]:
-    """DuckDB's quantile_cont of `values` at each q in qs (one partial sort for all of them; nan when empty)."""
-    return quantile_cont_partitioned(values, qs)[0]
+def quantile_cont(values: np.ndarray, qs, overwrite: bool = False) -> list[float]:
+    """DuckDB's quantile_cont of `values` at each q in qs (one partial sort for all of them; nan when empty).
+    overwrite: `values` is the caller's scratch copy, partially sorted in place rather than copied."""
+    return quantile_cont_partitioned(values, qs, overwrite)[0]
 
 
-def quantile_cont_partitioned(values: np.ndarray, qs) -> tuple[list[float], np.ndarray]:
+def quantile_cont_partitioned(values: np.ndarray, qs, overwrite: bool = False) -> tuple[list[float], np.ndarray]:
     """quantile_cont, and the partially sorted copy of the values it read them from (a later quantile of the same
-    values partitions that copy about twice as fast as the values in their own order)."""
+    values partitions that copy about twice as fast as the values in their own order); with overwrite, that is
+    `values` itself, partitioned in place (the same order statistics, so the same numbers)."""
     n = len(values)
     if n == 0:
         return [math.nan] * len(qs), values
     positions = [(n - 1) * float(q) for q in qs]  # RN, in double as DuckDB computes it
     kth = sorted({math.floor(position) for position in positions} | {math.ceil(position) for position in positions})
-    ordered = np.partition(values, kth)
+    if overwrite:
+        values.partition(kth)
+        ordered = values
+    else:
+        ordered = np.partition(values, kth)
     out = []
     for position in positions:
         below = math.floor(position)
@@ -60,13 +66,11 @@ def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.n
     type that holds them (a radix sort for small ranges)."""
     if not len(groups):
         return
-    steps = np.diff(groups)
-    if np.all(steps >= 0):
-        cuts = np.flatnonzero(steps) + 1
+    if np.all(groups[1:] >= groups[:-1]):  # a byte a request to find out, not the 8 of np.diff's
+        cuts = np.flatnonzero(np.diff(groups)) + 1
         for chunk_start, chunk_stop in zip([0, *cuts.tolist()], [*cuts.tolist(), len(groups)]):
             yield int(groups[chunk_start]), values[chunk_start:chunk_stop]
         return
-    del steps
     low, high = int(groups.min()), int(groups.max())
     if low >= 0:
         present = np.flatnonzero(np.bincount(groups)).tolist()

@@ -83,11 +83,12 @@ def _count(n_requests: Optional[int], duration_s: Optional[float], rate: float) 
 
 def poisson_times(rate: float, n: Optional[int], duration: Optional[float], rng: np.random.Generator) -> np.ndarray:
     """Arrival times of a Poisson process: n of them, or all in [0, duration)."""
-    if n is None:
-        enough = int(rate * duration + 6 * math.sqrt(rate * duration) + 16)  # mean count + 6 standard deviations + 16
-        times = np.cumsum(rng.standard_exponential(enough)) / rate
-        return times[times < duration]
-    return np.cumsum(rng.standard_exponential(n)) / rate
+    # in place: one array of n doubles, not three (the same floats; a fresh process pays for every new page)
+    times = rng.standard_exponential(n if n is not None else
+                                     int(rate * duration + 6 * math.sqrt(rate * duration) + 16))  # mean + 6 sd + 16
+    np.cumsum(times, out=times)
+    times /= rate
+    return times if n is not None else times[times < duration]
 
 
 def diurnal_times(workload: SimWorkload, rate: float, n: Optional[int], duration: Optional[float],
