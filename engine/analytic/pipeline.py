@@ -124,7 +124,7 @@ def librosa_fit(ctx: Context) -> LibrosaFit:
 
 def _shared_host_side(scenario: Scenario, ctx: Context, design0: Design, gpu_key: tuple, rpc_json: str):
     """The host side, shared by every design whose GPU side gives the same batch terms."""
-    q, b, t1 = _batch_terms(scenario, design0)
+    q, b, t1 = ctx.memo(("batch terms", gpu_key), lambda: _batch_terms(scenario, design0))  # pure in the GPU side
     # only GPU decode depends on the layout, and only on which profiles every GPU has, not where they sit
     decode_on = (_decode_instances(scenario) if scenario.preprocessing.device == PreprocessDevice.GPU else ())
     # the host side depends on the GPU side only through these few numbers, so designs share it widely
