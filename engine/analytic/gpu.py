@@ -139,18 +139,12 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
     backlogs = _uses_backlog_costs(scenario, lengths, insts)
     for g, name, label in insts:
         if name not in cache:
-            curve = _curve_at(book, model, sku, name, scenario.precision, length, lengths)
-            limit = book.memory_limit(model, sku, name, length)
-            top = curve.max_batch if limit is None else min(curve.max_batch, limit)
-            if top < 1:
-                raise ProfileError(f"{model} does not fit in {name} of {sku}")
-            grid = np.arange(1, top + 1) if curve.min_batch <= 1 else None
-            if grid is None:
-                raise ProfileError(f"{model} on {sku} {name}: the profile starts at batch {curve.min_batch}; "
-                                   "batch 1 cannot be answered")
-            knee = book.knee(model, sku, name, KNEE_RULE, percentile=KNEE_PERCENTILE, input_len=length,
-                             precision=curve.key.precision, framework=curve.key.framework)
-            cache[name] = (curve, grid, knee) + _service_tables(scenario, book, name, curve, grid, lengths, pct)
+            def make(name=name):
+                return _partition_tables(scenario, book, name, length, lengths, pct)
+            # fixed-size inputs: a pure function of the book, so a search's layouts share it (variable lengths
+            # price by the scenario's length distribution: worked out per side)
+            cache[name] = (make() if lengths else
+                           book.derived(("partition tables", model, sku, name, scenario.precision, pct), make))
         curve, grid, knee, mean_s, tail_s, sigma = cache[name]
         cap = _batch_cap(scenario, knee.batch, len(grid))
         backlog = preba_backlog_table(scenario, book, name, lengths, cap) if backlogs else None
@@ -167,6 +161,29 @@ def build_gpu_side(scenario: Scenario, book: ProfileBook) -> GpuSide:
                      f"the GPU's peak rates (engine.estimator), expect about ±{estimated[0].expected_rel_error:.0%}")
     return GpuSide(partitions=tuple(parts), policy=policy, time_queue_s=tq, knee_rule=KNEE_RULE.value,
                    input_len=length, notes=tuple(notes))
+
+
+def _partition_tables(scenario: Scenario, book: ProfileBook, name: str, length: Optional[float], lengths: list[float],
+                      pct: float) -> tuple:
+    """(curve, batch grid 1..top, knee, mean, tail, jitter sigma) of the partition `name`: its curve at the design
+    length, the batches it can run (its curve within the memory limit) and their service tables."""
+    model, sku = scenario.model, scenario.gpu.sku
+    curve = _curve_at(book, model, sku, name, scenario.precision, length, lengths)
+    limit = book.memory_limit(model, sku, name, length)
+    top = curve.max_batch if limit is None else min(curve.max_batch, limit)
+    if top < 1:
+        raise ProfileError(f"{model} does not fit in {name} of {sku}")
+    grid = np.arange(1, top + 1) if curve.min_batch <= 1 else None
+    if grid is None:
+        raise ProfileError(f"{model} on {sku} {name}: the profile starts at batch {curve.min_batch}; "
+                           "batch 1 cannot be answered")
+    knee = book.knee(model, sku, name, KNEE_RULE, percentile=KNEE_PERCENTILE, input_len=length,
+                     precision=curve.key.precision, framework=curve.key.framework)
+    mean_s, tail_s, sigma = _service_tables(scenario, book, name, curve, grid, lengths, pct)
+    if not lengths:  # shared by every side of the book's (build_gpu_side): read-only
+        for table in (grid, mean_s, tail_s):
+            table.setflags(write=False)
+    return curve, grid, knee, mean_s, tail_s, sigma
 
 
 def _service_tables(scenario: Scenario, book: ProfileBook, name: str, curve: Curve, grid: np.ndarray,

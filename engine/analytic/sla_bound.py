@@ -103,9 +103,12 @@ def _bounds(design: Design, rates: Optional[np.ndarray], waits: Optional[list] =
             if one and rule.wait_model == WaitModel.TIMER_CHAIN:
                 positive += (p * tq) ** 2
             elif rates is not None and not (one and rule.wait_model == WaitModel.BULK_SERVICE):
-                positive += (p * _gathering_floor(design, rates)) ** 2
+                # pure in the side and the rates: designs sharing a side (hosts, RPC paths, preprocessing) scan
+                # the same rates when the accelerator is their bottleneck, so the side remembers them
+                key = (design.scheduler, design.q_mean, p, rates.tobytes())
+                positive += (p * gpu.remember(("gathering floor",) + key, lambda: _gathering_floor(design, rates))) ** 2
                 if scheduler_rule_for(design.scheduler).pooled:
-                    wait, wait_q = _full_batch_queue(design, rates)
+                    wait, wait_q = gpu.remember(("full batch queue",) + key, lambda: _full_batch_queue(design, rates))
                     total += np.minimum(wait, wait_q)
                     positive += np.where(np.isfinite(wait_q - wait), np.maximum(wait_q - wait, 0.0), 0.0) ** 2
     return total + np.sqrt(positive)

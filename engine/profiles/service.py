@@ -75,6 +75,7 @@ class ProfileBook:
         self._sources: dict[tuple, tuple[str, str, str, str]] = {}  # _source's answers, by its arguments
         self._fixed: dict[str, bool] = {}
         self._limits: dict[tuple, Optional[int]] = {}
+        self._derived: dict[tuple, object] = {}  # derived(): answers worked out from the book's curves
         self.model_names: frozenset[str] = self._points.model_names | self._estimator_models
 
     @classmethod
@@ -281,6 +282,14 @@ class ProfileBook:
         s = self.sm_count(sku, partition) / self.sm_count(ref_sku, ref_part)
         return scaled_curve(ref, key, s, self.memory_limit(model, sku, partition, input_len),
                             lambda: self.memory_mb(sku, partition), cross_gpu=ref_sku != sku)
+
+    def derived(self, key: tuple, make):
+        """make(), remembered under `key` for the life of this (immutable) book: what callers work out from its
+        curves alone (e.g. a partition's service tables, engine.analytic.gpu), once per key instead of once per
+        design. make()'s answer is shared: it must not be changed."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     # -- answers (engine.profiles.batch_answers) -----------------------------------
 
