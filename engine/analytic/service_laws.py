@@ -69,7 +69,10 @@ def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> f
         mu, sigma = lognormal_tables(part, len(pmf), z)
         mus.append(mu)
         sigmas.append(sigma)
-    weight, mu, sigma = (np.concatenate(x) for x in (weights, mus, sigmas))
+    if len(weights) == 1:  # one partition kind (most sides): its arrays as they are, not copied
+        weight, mu, sigma = weights[0], mus[0], sigmas[0]
+    else:
+        weight, mu, sigma = (np.concatenate(x) for x in (weights, mus, sigmas))
     keep = weight > 1e-12
     return lognormal_mixture_quantile(weight[keep] / weight[keep].sum(), mu[keep], sigma[keep], p)
 
