@@ -78,7 +78,7 @@ def request_service_quantile(mix: list, p: float, size_biased: bool = True) -> f
 
 
 MIXTURE_GRID = 12  # log-spaced points on which gather_scan's vectorised mixture quantile brackets its roots
-MIXTURE_STEP_TOL = 1e-6  # a Halley step (in x = log t) this small is taken as the last: what is left is ~its cube
+MIXTURE_STEP_TOL = 1e-6  # a step (in x = log t) this small is the last if Newton's own miss estimate is below 1e-12
 
 
 def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.ndarray, p: float) -> float:
@@ -90,8 +90,10 @@ def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.nda
     g'' = S''/S - g'^2 with S'(x) = -sum_i w_i phi(u_i) / sigma_i, S''(x) = sum_i w_i phi(u_i) u_i / sigma_i^2,
     u_i = (x - mu_i) / sigma_i) find it in ~3 evaluations: log S of normal tails is near quadratic, where
     Newton on S itself took 7-9 (Halley, Philos. Trans. 18, 1694; Press et al., Numerical Recipes, 3rd ed.,
-    section 9.4). A step leaving the bracket is replaced by bisection. The last step is at most MIXTURE_STEP_TOL
-    in x, the error after it about its cube: a relative ~1e-15 in t."""
+    section 9.4). Halley's correction is used only where it changes the Newton step by less than half (a flat
+    stretch of S next to a steep edge, as narrow components far apart make, would otherwise shrink the steps
+    until they looked converged); a step leaving the bracket is replaced by bisection. The last step is at most
+    1e-10 in x, or at most MIXTURE_STEP_TOL with Newton's estimate of its miss (g''/(2 g') step^2) below 1e-12."""
 
     target = 1.0 - p
     log_target = math.log(target)
@@ -111,16 +113,19 @@ def lognormal_mixture_quantile(weight: np.ndarray, mu: np.ndarray, sigma: np.nda
             b = x
         phi = np.exp(v * v * -0.5)
         dens = float(w_dens @ phi)  # -S'(x)
+        curve = math.inf
         if dens > 0 and s > 0:
             g1 = -dens / s
             step = (math.log(s) - log_target) / g1  # Newton on log S
             g2 = -float(w_dens @ (phi * v * inv)) / s - g1 * g1
-            halley = 1 - 0.5 * step * g2 / g1
-            if halley > 0.5:
-                step /= halley
+            curve = 0.5 * step * g2 / g1  # Newton's step misses the root by about curve * step
+            if abs(curve) < 0.5:  # Halley's correction where the curve is smooth at the step's scale; a larger
+                step /= 1 - curve  # one (a flat stretch next to a steep edge) would creep: Newton, or bisection
         else:  # S flat here (or lost to underflow): bisect
             step = math.inf
-        if abs(step) <= MIXTURE_STEP_TOL:  # converged (tested before the bracket: the root may sit on its edge)
+        # converged (tested before the bracket: the root may sit on its edge): a step of 1e-10, or a small one whose
+        # own miss is below 1e-12
+        if abs(step) <= 1e-10 or (abs(step) <= MIXTURE_STEP_TOL and abs(curve * step) <= 1e-12):
             x -= step
             break
         x = x - step if a < x - step < b else 0.5 * (a + b)
