@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.integrate import simpson
 from scipy.stats import poisson
 
-from engine.analytic.timerqueue import _batch_sizes, _timer_windows
+from engine.analytic.timerqueue import NEGLIGIBLE_LOG_PMF, _batch_sizes, _Chain, _negligible_count, _timer_windows
 
 
 @given(st.floats(10.0, 5000.0), st.floats(0.0, 0.05), st.integers(2, 20))
@@ -42,3 +42,21 @@ def test_batch_sizes_are_q_plus_capped_arrivals(cap, seed):
                     expected[row, size - 1] += weight[row, q - 1] * pois[row, size - q]
             expected[row, cap - 1] += weight[row, q - 1] * (1 - sum(pois[row, :cap - q]))
     assert out == pytest.approx(expected, abs=1e-12)
+
+
+@given(st.lists(st.floats(1e-3, 200.0), min_size=1, max_size=6), st.integers(1, 40), st.integers(0, 500))
+def test_chain_arrival_law_is_the_poisson_law_with_its_tail_last(means, cap, extra):
+    """_Chain.poisson works out only the counts below _negligible_count of the largest mean: every term it
+    leaves 0.0 is below e^NEGLIGIBLE_LOG_PMF in the full law, the rest are the Poisson pmf, and the last entry holds
+    the mass beyond the axis."""
+    chain = _Chain(lam=1.0, cap=cap, states=cap + extra)
+    n = chain.states + chain.cap
+    got = chain.poisson(np.array(means))
+    full = poisson.pmf(np.arange(n)[None, :], np.array(means)[:, None])
+    tail = poisson.sf(n - 2, np.array(means))  # P(N >= n - 1): the last entry's share
+    left_out = got[:, :-1] == 0.0
+    assert np.all(full[:, :-1][left_out] < np.exp(NEGLIGIBLE_LOG_PMF + 1e-9))
+    assert got[:, :-1][~left_out] == pytest.approx(full[:, :-1][~left_out], rel=1e-9, abs=1e-300)
+    assert got[:, -1] == pytest.approx(tail, rel=1e-6, abs=1e-12)  # 1 - sum over ~500 terms: rounding ~1e-13
+    top = _negligible_count(max(means))
+    assert top > max(means) and poisson.logpmf(top, max(means)) < NEGLIGIBLE_LOG_PMF

@@ -162,6 +162,8 @@ def mmc_sojourn_quantile(lam: float, mu: float, c: int, p: float) -> float:
 
 
 SERVICE_NODES = 64  # midpoint quantiles of the batch service time in timeout_batch_wait
+_SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # their standard normal quantiles, worked out once
+_SERVICE_Z.setflags(write=False)
 
 
 def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, time_queue: float, lam: float,
@@ -185,8 +187,7 @@ def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, 
     if lam <= 0 or service_mean <= 0:
         return 0.0, 0.0
     k = max(1, int(servers))
-    u = (np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES
-    s = service_mean * np.exp(service_sigma * ndtri(u) - service_sigma ** 2 / 2)
+    s = service_mean * np.exp(service_sigma * _SERVICE_Z - service_sigma ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     mean = float(np.mean(y * gammainc(k, lam * y) - (k / lam) * gammainc(k + 1, lam * y)))
 

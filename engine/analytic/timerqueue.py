@@ -3,6 +3,7 @@ its parts, the waits in a timer window and the batch-size law. Rates in 1/s, tim
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -16,6 +17,7 @@ from engine.analytic.service_laws import log_factorials
 TIMER_NODES = 8  # Gauss-Legendre nodes over the oldest waiting request's arrival time in timer_batch_queue
 # their nodes and weights on [-1, 1], worked out once (numpy's leggauss finds them as eigenvalues at every call)
 _TIMER_NODES, _TIMER_WEIGHTS = np.polynomial.legendre.leggauss(TIMER_NODES)
+NEGLIGIBLE_LOG_PMF = -100.0  # Poisson terms below e^this (4e-44) are left out of the chain's arrival laws
 DIRECT_UP_TO = 32  # Batch_max up to which _batch_sizes convolves by shifted products rather than by FFT
 
 
@@ -69,6 +71,21 @@ def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
     return out
 
 
+def _negligible_count(mean: float) -> int:
+    """The least count k > mean at which the Poisson(mean) log-pmf k log(mean) - mean - log k! is below
+    NEGLIGIBLE_LOG_PMF. Beyond the mode the pmf falls with k and, for k > mean, rises with the mean, so the count
+    found for the largest of several means bounds them all (_Chain.poisson)."""
+    if not mean > 0 or not math.isfinite(mean):
+        return 1 if mean == 0 else 1 << 30  # P(N = 0) = 1 only; a NaN or infinite mean: the whole axis, as before
+    k = int(mean) + 1
+    log_mean = math.log(mean)
+    log_pmf = k * log_mean - mean - math.lgamma(k + 1)
+    while log_pmf >= NEGLIGIBLE_LOG_PMF:
+        k += 1
+        log_pmf += log_mean - math.log(k)
+    return k
+
+
 @dataclass(frozen=True)
 class _Chain:
     """The embedded chain's shape: B = cap, states (b, 0) for b = 1..B then (B, L) for L = 1..states - B, and
@@ -79,11 +96,18 @@ class _Chain:
     states: int
 
     def poisson(self, mean: np.ndarray) -> np.ndarray:
-        """P(N = k) along a new last axis, k = 0..states + cap - 1, the tail in the last entry."""
-    
-        arrivals = np.arange(self.states + self.cap)
+        """P(N = k) along a new last axis, k = 0..states + cap - 1, the tail in the last entry.
+
+        Only the counts below _negligible_count(max mean) are worked out: beyond it every pmf term is below
+        e^-100 (4e-44), left 0.0; their mass, far below double precision's 1e-16 of the whole, would not move
+        the tail entry (a near-capacity chain's axis is ~430 long, its means ~10-40: ~100 counts are worked
+        out instead of ~430)."""
+
+        n = self.states + self.cap
         x = mean[..., None]
-        pmf = np.exp(arrivals * np.log(x) - x - log_factorials(self.states + self.cap))
+        top = min(n, _negligible_count(float(np.max(mean)) if mean.size else 0.0))
+        pmf = np.zeros(mean.shape + (n,))
+        pmf[..., :top] = np.exp(np.arange(top) * np.log(x) - x - log_factorials(n)[:top])
         pmf[..., -1] += np.maximum(0.0, 1.0 - pmf.sum(axis=-1))
         return pmf
 
@@ -161,10 +185,10 @@ def _rows_behind_full(chain: _Chain, full_times: np.ndarray, full_pmf: np.ndarra
         # row by row a window sliding back one place over the law behind states - 1 zeros (a copy, no indexing)
         padded = np.concatenate([np.zeros(states - 1), arrivals_pmf[:states - 1]])
         row[:, :states - 1] = sliding_window_view(padded, states - 1)[states - 1 - first]
-        # the rest, arrivals j with first + j >= states - 1, in the last state: summed over the whole row with
-        # the others zero, as before
-        beyond = np.arange(states + cap)[None, :] >= (states - 1 - first)[:, None]
-        row[:, states - 1] = np.where(beyond, arrivals_pmf[None, :], 0.0).sum(axis=1)
+        # the rest, arrivals j with first + j >= states - 1, in the last state: the law's suffix sums, read at
+        # states - 1 - first (summed from the far end: the same mass as summing each row, to its last bits)
+        beyond = np.cumsum(arrivals_pmf[::-1])[::-1]
+        row[:, states - 1] = beyond[states - 1 - first]
     area = (deep - cap + 1) * full_times.mean() + chain.lam * (full_times ** 2).mean() / 2
     return deep, _Rows(row, area, np.full(len(deep), full_times.mean()), np.ones(len(deep)))
 
