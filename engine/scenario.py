@@ -107,7 +107,7 @@ class PreprocessingSpec(Spec):
     device: PreprocessDevice = PreprocessDevice.CPU
     cores: Optional[int] = Field(None, ge=1, le=MAX_CORES,
                                  description="CPU cores for preprocessing (default: all free cores)")
-    units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.preprocess)")
+    units: int = Field(8, ge=1, le=64, description="DPU compute units (CUs); 8 is one card (engine.stages.dpu)")
     ms_per_item: Optional[Positive] = Field(None, gt=0, le=MAX_MS, description="override: CPU ms per item per core")
     cpu_audio_pipeline: CpuAudioPipeline = Field(
         CpuAudioPipeline.PUBLISHED, description="audio on the CPU: 'published' (decode and mel rows of "

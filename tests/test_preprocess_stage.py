@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.scenario import PreprocessingSpec
-from engine.stages.preprocess import (ADDON_MS, TENSOR_BYTES, DecodePartition, cores_needed, cores_needed_curve,
-                                      cpu_cost_per_item_s, decode_partitions, dpu_bytes_per_item, dpu_cu_times,
-                                      dpu_sizing, preprocess_stage)
+from engine.stages.dpu import TENSOR_BYTES, dpu_bytes_per_item, dpu_cu_times, dpu_sizing
+from engine.stages.preprocess import (ADDON_MS, DecodePartition, cores_needed, cores_needed_curve, cpu_cost_per_item_s,
+                                      decode_partitions, preprocess_stage)
 
 IMAGE = {"name": "efficientnet-b0", "preprocess": "image", "request_bytes": 602112, "input_kind": "fixed"}
 AUDIO = {"name": "citrinet", "preprocess": "audio", "request_bytes": 224000, "input_kind": "variable"}

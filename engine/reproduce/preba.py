@@ -29,7 +29,7 @@ from engine.sim.compare import held_capacity
 from engine.stages.librosa import FIT_ID
 from engine.studies.preprocessing import preprocessing_study
 
-DPU_FIT = ("preba-dpu-pcie",)  # engine.stages.preprocess.DPU_CUS_PER_CARD: sized from Sec 4.2's 6.13 GB/s
+DPU_FIT = ("preba-dpu-pcie",)  # engine.stages.dpu.DPU_CUS_PER_CARD: sized from Sec 4.2's 6.13 GB/s
 #: the audio models' CPU pipeline is PREBA's Librosa (engine.stages.librosa), its per-core cost fitted on Fig 8's
 #: 393 cores for CitriNet: every entry whose CPU designs serve an audio model names it
 LIBROSA_FIT = (FIT_ID,)

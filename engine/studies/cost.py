@@ -21,7 +21,7 @@ from engine.cost import (HOURS_PER_YEAR, CostInputs, CostResult, Default, Priced
                          price_defaults, priced_rate, servers_for, tco)
 from engine.scenario import Scenario
 from engine.vocab import CostBasis, PreprocessDevice, RpcPreset
-from engine.stages.preprocess import DPU_CUS_PER_CARD
+from engine.stages.dpu import DPU_CUS_PER_CARD
 from engine.rows import as_records
 from engine.studies import model_row, require_gpu, variant
 
