@@ -21,6 +21,7 @@ pytestmark = pytest.mark.browser
 def profiles_tab(server, browser, tab: str):
     """A new page on the Profiles page with `tab` open, once the app has finished its run."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    track_runs(page)  # so a test can wait for the run an action starts (act)
     page.goto(f"{server}/profile-store", wait_until="domcontentloaded")
     page.get_by_role("tab", name=tab).wait_for(state="visible", timeout=60_000)
     settle(page)
@@ -59,9 +60,11 @@ def test_import_panel_uploads_in_browser(server, browser, tmp_path):
     page.get_by_label("Model name", exact=True).press("Enter")
     panel = page.locator('[role="tabpanel"]', has_text="Import measurements")
     for path, expect in ((bad, "'fast' is not a number"), (good, "Added 1 load_points, 1 latency_points")):
-        panel.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        # the upload reruns the script: a click that lands before that run ends is lost on a busy machine (the
+        # page then shows the file and no answer), so each action waits for the run it starts
+        act(page, lambda: panel.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path)))
         page.get_by_text(path.name).first.wait_for(state="visible", timeout=30_000)
-        page.get_by_role("button", name="Import", exact=True).click()
+        act(page, lambda: page.get_by_role("button", name="Import", exact=True).click())
         try:
             page.get_by_text(expect).first.wait_for(state="visible", timeout=30_000)
         except Exception:
