@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 from pydantic import BaseModel, ConfigDict
 
 from engine.fpga.model import PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES, FpgaModelError
-from engine.stages.dpu import PCIE_X16_GBPS
+from engine.stages.pcie import PCIE_X16_GBPS
 
 if TYPE_CHECKING:
     import pandas as pd

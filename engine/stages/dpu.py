@@ -20,7 +20,8 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-PCIE_X16_GBPS = {3: 15.7, 4: 31.5, 5: 63.0, 6: 126.0}  # rpc_figures pcie_spec rows; Gen6 = 2 x Gen5
+from engine.stages.pcie import pcie_gbps
+
 JPEG_BYTES_PER_MP = 3.37e5  # torchcodec #1620 row: 480p JPEG 138.0 KB at 0.41 MP
 TENSOR_BYTES = 3 * 224 * 224 * 4  # FP32 3x224x224 (models.csv request_bytes)
 PCM_BYTES_PER_S = 32_000  # 16 kHz 16-bit mono (models.csv)
@@ -39,13 +40,6 @@ class DpuSizing(BaseModel):
     pcie_gbps_used: float
     pcie_gbps_available: float
     pcie_ok: bool
-
-
-def pcie_gbps(gen: int) -> float:
-    """GB/s per direction of a x16 link (rpc_figures pcie_spec rows)."""
-    if gen not in PCIE_X16_GBPS:
-        raise ValueError(f"PCIe generation must be one of {sorted(PCIE_X16_GBPS)}, got {gen}")
-    return PCIE_X16_GBPS[gen]
 
 
 def dpu_bytes_per_item(pipeline: str, size: float) -> float:

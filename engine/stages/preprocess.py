@@ -26,7 +26,8 @@ import numpy as np
 
 from engine.rows import as_records
 from engine.stages.base import StageCost
-from engine.stages.dpu import DPU_HOST_CPU_S, dpu_bytes_per_item, dpu_cu_times, pcie_gbps
+from engine.stages.dpu import DPU_HOST_CPU_S, dpu_bytes_per_item, dpu_cu_times
+from engine.stages.pcie import pcie_gbps
 from engine.stages.librosa import LibrosaFit
 from engine.vocab import CpuAudioPipeline, PreprocessDevice
 

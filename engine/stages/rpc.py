@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from engine.stages.base import StageCost
+from engine.stages.pcie import PCIE_X16_GBPS
 from engine.vocab import Completion, CopyMethod, Orchestration, RpcPreset, Stack
 
 if TYPE_CHECKING:  # the spec's type only: the Scenario validates rpc.components against RpcComponents
     from engine.scenario import RpcSpec
 
-#: PCIe x16 per-direction bandwidth by generation, GB/s (rpc_figures: hpc-notes PCIe link-speed table).
-PCIE_X16_GBPS: dict[int, float] = {3: 15.7, 4: 31.5, 5: 63.0}
 #: kernels assumed when a model row has no kernel_count (the median of SplitRPC Table 1).
 DEFAULT_KERNEL_COUNT = 50
 #: SCV of the RPC stage's service time: between copies (0) and exponential hand-offs (1); assumed, unmeasured.
@@ -93,7 +92,7 @@ class RpcComponents(BaseModel):
     snic_arm_cores: float = Field(1.0, gt=0, description="ARM cores on the data path: the cap of Sec 6.4-6.5")
     snic_host_notify_us: float = Field(10.0, ge=0, description="SmartNIC -> host notification (Sec 7.1: 10 us)")
     # ---- memory hops
-    pcie_gen: Literal[3, 4, 5] = Field(3, description="Table 2: PLX PEX 8796 Gen3 switch")
+    pcie_gen: Literal[3, 4, 5, 6] = Field(3, description="Table 2: PLX PEX 8796 Gen3 switch")
     pcie_efficiency: float = Field(0.78, gt=0, le=1, description="pinned copy / x16 peak (rpc_figures: P100 Gen3 "
                                    "12.15 of 15.7 GB/s, A100 Gen4 25 of 31.5)")
     pageable_fraction: float = Field(0.7, gt=0, le=1, description="tuned (V-B CPU cycles): pageable cudaMemcpy "

@@ -25,7 +25,8 @@ from engine.analytic.rates import gpu_capacity_rps
 from engine.scenario import PreprocessingSpec, Scenario
 from engine.vocab import CpuAudioPipeline, PreprocessDevice
 from engine.stages import StageCost
-from engine.stages.dpu import DPU_CUS_PER_CARD, dpu_bytes_per_item, dpu_sizing, pcie_gbps
+from engine.stages.dpu import DPU_CUS_PER_CARD, dpu_bytes_per_item, dpu_sizing
+from engine.stages.pcie import pcie_gbps
 from engine.stages.preprocess import (DecodePartition, cores_needed, cpu_cost_per_item_s, decode_partitions,
                                       preprocess_stage, sm_decode_s_per_item)
 from engine.rows import as_records
