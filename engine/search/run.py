@@ -94,10 +94,11 @@ def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarra
     values = np.array([m if m is not None else _FAILED for _, m, _ in evaluated], dtype=float).reshape(-1,
                                                                                                          len(_METRICS))
     rows, errors = [], []
-    for (i, m, info), v in zip(evaluated, values):
+    labels = grid.labels()
+    for (i, m, info), v in zip(evaluated, values.tolist()):
         if m is None:
             errors.append(f"#{i}: {info}")
-        rows.append(_row(i, {o.axis: o.label for o in grid.options(i)}, v.tolist(), m is not None, info))
+        rows.append(_row(i, labels(i), v, m is not None, info))
     return rows, values, errors
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from typing import Any, Literal, Optional, Union
+from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -189,6 +189,23 @@ class DesignGrid(BaseModel):
             index, k = divmod(index, len(axis))
             picks.append(axis[k])
         return tuple(reversed(picks))
+
+    def labels(self) -> Callable[[int], dict[str, str]]:
+        """A function giving a design's {axis: option label} ({o.axis: o.label for o in options(index)}), the axes'
+        names and labels read once: a search's table asks it of every design."""
+        axes = [(name, [o.label for o in axis]) for name, axis in reversed(list(zip(AXES, self.axes)))]  # last: fastest
+        size = self.size
+
+        def of(index: int) -> dict[str, str]:
+            if not 0 <= index < size:
+                raise IndexError(f"design index {index} is outside 0..{size - 1}")
+            picks = []
+            for name, labels in axes:
+                index, k = divmod(index, len(labels))
+                picks.append((name, labels[k]))
+            return dict(reversed(picks))
+
+        return of
 
     def label(self, index: int) -> str:
         return " | ".join(o.label for o in self.options(index))
