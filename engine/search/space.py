@@ -218,6 +218,14 @@ class DesignGrid(BaseModel):
         inner = self.size // len(self.axes[0])
         return [gpu_rep[i // inner] * inner + i % inner for i in range(self.size)]
 
+    def off_layout_key(self, index: int) -> tuple:
+        """What of design `index` is not its GPU layout: its options on the other axes (the base is common) and its
+        GPU's SKU, count and contention, which pricing reads. Designs with equal keys differ only in where and which
+        slices run, which their GPU sides hold (engine.search.run._measure)."""
+        inner = self.size // len(self.axes[0])
+        gpu = self.axes[0][index // inner].part  # None where the base runs on FPGAs
+        return (index % inner,) + ((gpu.sku, gpu.count, gpu.mig_contention) if gpu is not None else ())
+
     def scenario(self, index: int) -> Scenario:
         """The design's scenario (its parts were validated against the catalogue with this base)."""
         opts = self.options(index)
