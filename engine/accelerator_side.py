@@ -136,6 +136,11 @@ class GpuSide(BaseModel):
             raise ValueError("only sides of the same physics share their answers")
         self.__pydantic_private__["_answers"] = other.__pydantic_private__["_answers"]
 
+    def answers_key(self) -> int:
+        """Which answers this side gives: the id of the table it remembers them in, shared by the sides of the same
+        physics (share_answers_of); equal keys, equal answers (while the sides live)."""
+        return id(self.__pydantic_private__["_answers"])
+
     def remember_many(self, keys: list[tuple], make) -> None:
         """Remember the answers of the keys not yet remembered: make(indices into keys) gives them in one call
         (e.g. the side's state at every rate of a scan, worked out as one array)."""

@@ -272,3 +272,36 @@ def test_the_ranked_numbers_are_evaluate_design_s_bit_for_bit(ctx, percentile):
         assert r.cost == e.cost
         seen.add((e.stable, e.sla.met, e.sla_bounded_rps > 0))
     assert len(seen) >= 3  # stable and not, meeting the SLA and not: the cases differ
+
+
+def test_layouts_of_the_same_physics_are_ranked_once_with_their_own_numbers(ctx, monkeypatch):
+    """MIG layouts of other profiles whose GPU sides share their answers (the same tables, e.g. 1g.10gb and 1g.20gb
+    slices of a small model) and whose host stages are the same are ranked once in a context
+    (engine.search.run._measure); each design's numbers are still the ones ranking it alone, in a fresh context, gives,
+    bit for bit."""
+    from engine.analytic import build_design
+    from engine.analytic.evaluate import ranked
+    from engine.catalog import enumerate_layouts
+    from engine.search import expand, parse_space
+    from engine.search import run
+
+    base = {**SPACE["base"], "gpu": {"sku": "A100-SXM4-80GB"}}
+    layouts = [lay.labels() for lay in enumerate_layouts(ctx.book.catalog.gpu("A100-SXM4-80GB"))]
+    grid = expand(parse_space({**SPACE, "base": base, "layouts": layouts, "preprocessing": ["none"],
+                               "rpc": ["grpc"], "batching": ["preba"]}), ctx.book)
+    probe = ctx.fresh()
+    sides = [build_design(grid.scenario(i), probe).gpu for i in range(grid.size)]
+    pair = next((a, b) for a in range(grid.size) for b in range(a + 1, grid.size)
+                if sides[a].answers_key() == sides[b].answers_key() and grid.twins()[a] != grid.twins()[b])
+    grid = expand(parse_space({**SPACE, "base": base, "layouts": [layouts[pair[0]], layouts[pair[1]]],
+                               "preprocessing": ["none", "cpu"], "rpc": ["grpc"], "batching": ["preba"]}), ctx.book)
+    assert grid.twins() == [0, 1, 2, 3]  # not twins by position: other profiles
+    counted = []
+    monkeypatch.setattr(run, "ranked", lambda design, c: counted.append(1) or ranked(design, c))
+    r = search(grid, ctx.fresh(), workers=1, confirm_top=0)
+    assert len(counted) == 2  # one per preprocessing option: the second layout reads the first's
+    for i in range(grid.size):
+        alone = ranked(build_design(grid.scenario(i), (fresh := ctx.fresh())), fresh)
+        row = r.designs[i]
+        assert (row.sla_bounded_rps, row.p99_ms / 1e3, row.tco_usd) == (
+            alone.sla_bounded_rps, alone.p99_ms / 1e3, alone.cost.tco_usd)

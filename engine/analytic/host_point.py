@@ -12,6 +12,7 @@ import math
 from pydantic import BaseModel, ConfigDict
 
 from engine.analytic.queueing import gg_c_wait
+from engine.analytic.made import made
 from engine.profiles.tails import lognormal_quantile
 from engine.stages import StageCost
 
@@ -35,11 +36,11 @@ def host_stage_point(stage: StageCost, lam: float, p: float) -> StagePoint:
     """A host-side stage at `lam` requests/s (G/G/c, Poisson arrivals)."""
     util = lam / stage.capacity_rps
     if stage.service_s <= 0:
-        return StagePoint.model_construct(name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
+        return made(StagePoint, name=stage.name, servers=stage.servers, service_s=0.0, fixed_s=stage.fixed_s,
                           capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=0.0 if util < 1 else math.inf,
                           wait_q_s=0.0 if util < 1 else math.inf, service_q_s=0.0)
     servers = max(stage.capacity_rps * stage.service_s, 1e-9)  # effective servers (a cap may bind first)
     wq, wqq, _ = gg_c_wait(lam, stage.service_s, servers, 1.0, stage.scv, p)
-    return StagePoint.model_construct(name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
+    return made(StagePoint, name=stage.name, servers=servers, service_s=stage.service_s, fixed_s=stage.fixed_s,
                       capacity_rps=stage.capacity_rps, utilization=util, wait_mean_s=wq, wait_q_s=wqq,
                       service_q_s=lognormal_quantile(stage.service_s, stage.scv, p))

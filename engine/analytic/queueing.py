@@ -189,12 +189,13 @@ def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, 
     k = max(1, int(servers))
     s = service_mean * np.exp(service_sigma * _SERVICE_Z - service_sigma ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
-    mean = float(np.mean(y * gammainc(k, lam * y) - (k / lam) * gammainc(k + 1, lam * y)))
+    below = gammainc(k, lam * y)
+    mean = float(np.mean(y * below - (k / lam) * gammainc(k + 1, lam * y)))
 
     def exceed(w: float) -> float:
         return float(np.mean(gammainc(k, lam * np.maximum(y - w, 0.0))))
 
-    if exceed(0.0) <= 1 - p:
+    if float(np.mean(below)) <= 1 - p:  # exceed(0.0): y - 0 is y, already >= 0
         return mean, 0.0
     from scipy.optimize import brentq
 
@@ -251,7 +252,8 @@ def chain_inputs(lam: float, mean_s: np.ndarray, sigma: np.ndarray) -> ChainInpu
 def stationary_law(transition: np.ndarray) -> np.ndarray:
     """pi with pi (P - I) = 0 and sum pi = 1 for a finite chain's transition matrix P (rows sum to 1)."""
     states = len(transition)
-    system = (transition - np.eye(states)).T
+    system = transition.T.copy()  # (P - I)^T: the identity taken off the diagonal alone (off it, x - 0 is x)
+    system[np.diag_indices(states)] -= 1.0
     system[-1] = 1.0  # one balance equation is redundant: normalise instead
     rhs = np.zeros(states)
     rhs[-1] = 1.0

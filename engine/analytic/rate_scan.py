@@ -10,6 +10,7 @@ import numpy as np
 from engine.analytic import gather_scan
 from engine.analytic.preba_chain import partition_backlog_table
 from engine.analytic.batch_mix import GPU_SCV, partition_groups
+from engine.analytic.made import made
 from engine.analytic.rates import GpuPoint, compute_gpu_point, gpu_capacity_rps
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
@@ -105,7 +106,7 @@ def gather_points(gpu: GpuSide, scheduler: SchedulerPolicy, lam: np.ndarray, q_m
         if dead[r]:  # even Batch_max cannot keep up: as compute_gpu_point
             out.append(compute_gpu_point(gpu, scheduler, float(lam[r]), q_mean, q_pmf, p))
             continue
-        out.append(GpuPoint.model_construct(
+        out.append(made(GpuPoint,
             capacity_rps=cap, utilization=float(lam[r]) / cap, batch=tuple(float(bt[k, r]) for k in kinds),
             partition_utilization=tuple(float(util_t[k, r]) for k in kinds), batching_wait_mean_s=float(gather[r]),
             batching_wait_q_s=p * float(form[r]), queue_wait_mean_s=float(wq[r]), queue_wait_q_s=float(wqq[r]),

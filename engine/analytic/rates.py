@@ -38,6 +38,7 @@ from engine.analytic.service_laws import (size_law, batch_tables, job_law, mean_
 from engine.analytic.batch_mix import GPU_SCV, BatchMix, BusyRegime, all_busy_regime, batch_mix, instance_wait
 from engine.analytic.preba_chain import backlog_chain_queue, full_batch_s, partition_backlog_table, preba_states
 from engine.analytic.timerqueue import timer_batch_queue
+from engine.analytic.made import made
 from engine.profiles.tails import lognormal_sigma_for_ratio, lognormal_sigmas_for_ratios
 from engine.accelerator_side import GpuSide
 from engine.policy_rules import WaitModel, rule_for, scheduler_rule_for
@@ -116,7 +117,7 @@ def compute_gpu_point(gpu: GpuSide, scheduler: SchedulerPolicy, lam: float, q_me
     mix = batch_mix(gpu, pooled, lam_items)
     if mix is None:  # even Batch_max cannot keep up
         parts = gpu.partitions
-        return GpuPoint.model_construct(
+        return made(GpuPoint,
             capacity_rps=cap, utilization=lam / cap, batch=tuple(float(part.max_batch) for part in parts),
             partition_utilization=tuple(1.0 for _ in parts), batching_wait_mean_s=math.inf,
             batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf, queue_wait_q_s=math.inf,
@@ -144,13 +145,13 @@ def _preba_backlog_point(part, lam: float, lam_items: float, tq: float, p: float
     queue = backlog_chain_queue(lam_items, tq, part.derived(("preba-states", cap_items, p),
                                                             lambda: preba_states(part, cap_items, p)), p)
     if queue is None:
-        return GpuPoint.model_construct(
+        return made(GpuPoint,
             capacity_rps=cap, utilization=lam / cap, batch=(float(cap_items),), partition_utilization=(1.0,),
             batching_wait_mean_s=math.inf, batching_wait_q_s=math.inf, queue_wait_mean_s=math.inf,
             queue_wait_q_s=math.inf, service_mean_s=full_batch_s(part), service_q_s=math.inf, saturated=True)
     wq = max(0.0, queue.wait_mean_s - queue.gather_mean_s)
     b_mean = float(np.dot(np.arange(1, cap_items + 1), queue.batch_pmf))
-    return GpuPoint.model_construct(
+    return made(GpuPoint,
         capacity_rps=cap, utilization=lam / cap, batch=(b_mean,), partition_utilization=(min(1.0, lam / cap),),
         batching_wait_mean_s=queue.gather_mean_s, batching_wait_q_s=p * tq, queue_wait_mean_s=wq,
         queue_wait_q_s=wait_quantile(wq, queue.p_wait, p), service_mean_s=queue.service_mean_s,
@@ -179,7 +180,7 @@ def _unbatched_point(gpu: GpuSide, scheduler: SchedulerPolicy, pooled: bool, lam
     # each query runs alone: the mixture over query sizes and partitions, with each batch's own spread
     svc_q = request_service_quantile([(part, q_pmf, part_share) for part, part_share in zip(parts, share)], p,
                                      size_biased=False)
-    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
+    return made(GpuPoint, capacity_rps=cap, utilization=lam / cap, batch=tuple(q_mean for _ in parts),
                     partition_utilization=utils, batching_wait_mean_s=0.0, batching_wait_q_s=0.0,
                     queue_wait_mean_s=wq, queue_wait_q_s=wqq, service_mean_s=m1, service_q_s=svc_q,
                     saturated=False)
@@ -281,7 +282,7 @@ def _batched_point(cap: float, lam: float, mix: BatchMix, wait: _Wait, p: float)
     if wait.bulk is not None:
         batch = [float(np.dot(np.arange(1, len(wait.bulk) + 1), wait.bulk))]
     gather = wait.gather_mean_s if wait.gather_mean_s is not None else gather_wait_mean(wait.form_s, wait.b_mean)
-    return GpuPoint.model_construct(capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in batch),
+    return made(GpuPoint, capacity_rps=cap, utilization=lam / cap, batch=tuple(float(x) for x in batch),
                     partition_utilization=mix.utils, batching_wait_mean_s=gather, batching_wait_q_s=p * wait.form_s,
                     queue_wait_mean_s=wait.mean_s, queue_wait_q_s=wait.q_s, service_mean_s=svc_req,
                     service_q_s=svc_q, saturated=mix.saturated)

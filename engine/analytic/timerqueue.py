@@ -34,16 +34,42 @@ def _timer_windows(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.
     Introduction to Probability Models, section 5.3). Both sums are prefix sums over k, read at m - 1 = cap - q - 1
     for every q at once: nothing here grows with the number of q values times the arrivals."""
 
-    x = lam * np.maximum(np.asarray(r, dtype=float), 0.0)[..., None]
-    k = np.arange(cap)
+    r = np.asarray(r, dtype=float)
+    wait, area, pois = _windows_by_count(lam, r.reshape(-1), cap)
+    # wait and area as the views numpy's indexing of the last axis gave before (the q axis outermost in memory): the
+    # products taken of them keep that layout, and so the sums over them their order, to the last bit
+    lead = r.shape
+    return (wait.T.reshape(lead + (cap - 1,)), area.T.reshape(lead + (cap - 1,)),
+            np.ascontiguousarray(pois.T).reshape(lead + (cap,)))
+
+
+def _windows_by_count(lam: float, r: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_timer_windows of a flat array of timers r, with the counts (q, arrivals) on the first axis: (cap - 1, len(r)),
+    (cap - 1, len(r)), (cap, len(r)), C-ordered. Every entry is the same float operation on the same operands as
+    with the counts last (prefix sums run in the same order, _prefix_sums), but each operation sweeps len(r) entries
+    at once instead of cap: several times faster for the thousands of timers of a chain's rows."""
+    x = lam * np.maximum(r, 0.0)[None, :]
+    k = np.arange(cap)[:, None]
     with np.errstate(divide="ignore"):
-        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - log_factorials(cap)), (k == 0) * 1.0)
+        pois = np.where(x > 0, np.exp(k * np.log(np.maximum(x, 1e-300)) - x - log_factorials(cap)[:, None]),
+                        (k == 0) * 1.0)
     # P(k + 1, x) = P(N(x) > k) = 1 - sum_{j<=k} pois[j]; gammainc itself would cost 5x more here
-    part = np.maximum(1.0 - np.cumsum(pois, axis=-1), 0.0) / lam
+    part = np.maximum(1.0 - _prefix_sums(pois), 0.0) / lam
     upto = cap - np.arange(1, cap) - 1  # m - 1 for q = 1..cap-1
-    wait = np.cumsum(part, axis=-1)[..., upto]
-    area = np.cumsum(k * part, axis=-1)[..., upto]
+    wait = _prefix_sums(part)[upto]
+    area = _prefix_sums(k * part)[upto]
     return wait, area, pois
+
+
+def _prefix_sums(a: np.ndarray) -> np.ndarray:
+    """np.cumsum(a, axis=0), row by row: the same additions in the same order (a running sum), but each a sweep over
+    a whole row; numpy's cumsum along the first axis runs one short strided sum per column."""
+    out = np.empty_like(a)
+    if len(a):
+        out[0] = a[0]
+    for i in range(1, len(a)):
+        np.add(out[i - 1], a[i], out=out[i])
+    return out
 
 
 def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
@@ -55,10 +81,11 @@ def _batch_sizes(weight: np.ndarray, pois: np.ndarray) -> np.ndarray:
     out = np.zeros(weight.shape[:-1] + (cap,))
     if cap <= DIRECT_UP_TO:  # cap - 1 shifted products: cheaper than three FFTs at these lengths, and exact sums
         # on the batch-size axis moved first, so each product runs over contiguous memory (the same products
-        # added in the same order as slicing the last axis: the same values, several times faster)
+        # added in the same order as slicing the last axis: the same values, several times faster); the arrivals
+        # copied contiguous, so each product reads memory in order (~2x faster than the strided view)
         lead = weight.shape[:-1]
         w = np.moveaxis(weight, -1, 0).reshape(cap - 1, -1)
-        arrivals = np.moveaxis(np.broadcast_to(pois, lead + (cap,)), -1, 0).reshape(cap, -1)
+        arrivals = np.ascontiguousarray(np.moveaxis(np.broadcast_to(pois, lead + (cap,)), -1, 0).reshape(cap, -1))
         acc = np.zeros((cap - 1, w.shape[1]))
         for lag in range(cap - 1):  # q = lag + 1 waiting, j arrivals: batch q + j at index lag + j
             acc[lag:] += w[lag] * arrivals[:cap - 1 - lag]

@@ -46,15 +46,28 @@ DEFAULT_SIM_REQUESTS = 100_000
 MAX_CHUNK = 250  # designs per chunk at most: a few chunks per worker balance the load
 
 
-def _evaluate(grid: DesignGrid, ctx: Context, index: int) -> tuple:
-    """(index, metrics in _METRICS order or None, bottleneck or the error)."""
-    return index, *_measure(grid.scenario(index), ctx)
+def _evaluate(grid: DesignGrid, ctx: Context, index: int, alike: Optional[dict] = None) -> tuple:
+    """(index, metrics in _METRICS order or None, bottleneck or the error). `alike`: _measure's, for this sweep."""
+    return index, *_measure(grid.scenario(index), ctx, alike, grid.off_layout_key(index))
 
 
-def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
-    """(metrics in _METRICS order or None, bottleneck or the error) of one design."""
+def _measure(scenario: Scenario, ctx: Context, alike: Optional[dict] = None,
+             off_layout: Optional[tuple] = None) -> tuple[Optional[tuple], str]:
+    """(metrics in _METRICS order or None, bottleneck or the error) of one design.
+
+    `alike` (a sweep's, with the grid's DesignGrid.off_layout_key of the design): designs with equal keys whose GPU
+    sides give the same answers (GpuSide.answers_key: the same physics, e.g. MIG layouts of other profiles with the
+    same tables) and that have the same host stages are ranked once; the others' ranking would read the same
+    remembered answers and stages and give the same numbers (64 of the search benchmark's 512 designs)."""
     try:
-        e = ranked(build_design(scenario, ctx), ctx)
+        design = build_design(scenario, ctx)
+        if alike is None or off_layout is None:
+            e = ranked(design, ctx)
+        else:
+            key = (off_layout, design.gpu.answers_key(), id(design.host_stages))
+            if key not in alike:  # the design kept with its answer: the side and stages whose ids the key holds live
+                alike[key] = (design, ranked(design, ctx))
+            e = alike[key][1]
     except KneepointError as exc:  # the engine's input errors (e.g. a model too large for a slice): one bad design
         return None, str(exc)
     cost = e.cost
@@ -62,19 +75,22 @@ def _measure(scenario: Scenario, ctx: Context) -> tuple[Optional[tuple], str]:
             cost.tco_usd, cost.capex_usd, cost.opex_usd, cost.queries_per_usd, cost.queries_per_joule), e.bottleneck
 
 
-def _chunk(shared: tuple[DesignGrid, Context], indices: tuple[int, ...]) -> list[tuple]:
-    """The evaluations of the designs `indices` (an executor's chunk function)."""
-    grid, ctx = shared
-    return [_evaluate(grid, ctx, i) for i in indices]
+def _chunk(shared: tuple, indices: tuple[int, ...]) -> list[tuple]:
+    """The evaluations of the designs `indices` (an executor's chunk function). shared: (grid, context) and, from
+    search, the sweep's table of designs alike (_measure; each worker process fills its own copy), else one for the
+    chunk."""
+    grid, ctx, *alike = shared
+    table = alike[0] if alike else {}
+    return [_evaluate(grid, ctx, i, table) for i in indices]
 
 
-def _sweep(shared: tuple[DesignGrid, Context], executor: Executor, report: Callable[[int], None]) -> tuple[list, int]:
+def _sweep(shared: tuple, executor: Executor, report: Callable[[int], None]) -> tuple[list, int]:
     """Every design's evaluation, in index order, and the number of workers used.
 
     Only one design of each set of twins (DesignGrid.twins: MIG layouts with the same slices at other positions) is
     evaluated; the others take its answers. A twin whose representative could not be evaluated is evaluated itself
     (its error may name its own layout)."""
-    grid, ctx = shared
+    grid, ctx = shared[:2]
     n = grid.size
     twins = grid.twins()
     unique = sorted(set(twins))
@@ -94,10 +110,11 @@ def _rows(grid: DesignGrid, evaluated: list) -> tuple[list[DesignRow], np.ndarra
     values = np.array([m if m is not None else _FAILED for _, m, _ in evaluated], dtype=float).reshape(-1,
                                                                                                          len(_METRICS))
     rows, errors = [], []
-    for (i, m, info), v in zip(evaluated, values):
+    labels = grid.labels()
+    for (i, m, info), v in zip(evaluated, values.tolist()):
         if m is None:
             errors.append(f"#{i}: {info}")
-        rows.append(_row(i, {o.axis: o.label for o in grid.options(i)}, v.tolist(), m is not None, info))
+        rows.append(_row(i, labels(i), v, m is not None, info))
     return rows, values, errors
 
 
@@ -177,10 +194,10 @@ def _to_confirm(values: np.ndarray, best: list[Optional[int]], top: int) -> list
     return picks
 
 
-def _confirm(shared: tuple[DesignGrid, Context], job: tuple[int, float, int, int]) -> Confirmation:
+def _confirm(shared: tuple, job: tuple[int, float, int, int]) -> Confirmation:
     """Simulate one design at the offered rate (engine.sim) and compare its p99 with the analytic one (an executor's
     chunk function: job is (design index, analytic p99 ms, requests, seed))."""
-    grid, ctx = shared
+    grid, ctx = shared[:2]
     index, p99_ms, n_requests, seed = job
     rate = grid.base.workload.arrival.rate_rps
     common = dict(index=index, rate_rps=rate, analytic_p99_ms=p99_ms, n_requests=n_requests, seed=seed)
@@ -231,7 +248,7 @@ def search(space: SearchSpace | DesignGrid | dict | str, ctx: Optional[Context] 
             progress(span * done / n, f"evaluated {done:,} of {n:,} designs")
 
     executor = executor or LocalExecutor(workers)
-    shared = (grid, ctx)  # one object: a Ray executor ships it once for the sweep and the check
+    shared = (grid, ctx, {})  # one object: a Ray executor ships it once for the sweep and the check (_chunk)
     evaluated, used = _sweep(shared, executor, report)
     analytic_s = time.perf_counter() - t0
     rows, values, errors = _rows(grid, evaluated)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from typing import Any, Literal, Optional, Union
+from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -190,6 +190,23 @@ class DesignGrid(BaseModel):
             picks.append(axis[k])
         return tuple(reversed(picks))
 
+    def labels(self) -> Callable[[int], dict[str, str]]:
+        """A function giving a design's {axis: option label} ({o.axis: o.label for o in options(index)}), the axes'
+        names and labels read once: a search's table asks it of every design."""
+        axes = [(name, [o.label for o in axis]) for name, axis in reversed(list(zip(AXES, self.axes)))]  # last: fastest
+        size = self.size
+
+        def of(index: int) -> dict[str, str]:
+            if not 0 <= index < size:
+                raise IndexError(f"design index {index} is outside 0..{size - 1}")
+            picks = []
+            for name, labels in axes:
+                index, k = divmod(index, len(labels))
+                picks.append((name, labels[k]))
+            return dict(reversed(picks))
+
+        return of
+
     def label(self, index: int) -> str:
         return " | ".join(o.label for o in self.options(index))
 
@@ -200,6 +217,14 @@ class DesignGrid(BaseModel):
         gpu_rep = [first.setdefault(gpu_twin_key(o.part), g) for g, o in enumerate(self.axes[0])]
         inner = self.size // len(self.axes[0])
         return [gpu_rep[i // inner] * inner + i % inner for i in range(self.size)]
+
+    def off_layout_key(self, index: int) -> tuple:
+        """What of design `index` is not its GPU layout: its options on the other axes (the base is common) and its
+        GPU's SKU, count and contention, which pricing reads. Designs with equal keys differ only in where and which
+        slices run, which their GPU sides hold (engine.search.run._measure)."""
+        inner = self.size // len(self.axes[0])
+        gpu = self.axes[0][index // inner].part  # None where the base runs on FPGAs
+        return (index % inner,) + ((gpu.sku, gpu.count, gpu.mig_contention) if gpu is not None else ())
 
     def scenario(self, index: int) -> Scenario:
         """The design's scenario (its parts were validated against the catalogue with this base)."""
