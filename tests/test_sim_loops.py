@@ -130,9 +130,11 @@ def test_few_waits_path_equals_the_recursion(k, load, sigma, grid, n, behind):
     if grid:
         arrive = np.round(arrive / grid) * grid
     service = rng.lognormal(-sigma * sigma / 2, sigma, n) if sigma else np.ones(n)
-    start = _few_waits(arrive, service, k)
-    assert start is not None  # the path is taken
-    exact_start, _ = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    few = _few_waits(arrive, service, k)
+    assert few is not None  # the path is taken
+    start, end = few
+    exact_start, exact_end = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    np.testing.assert_array_equal(end, exact_end)
     waited = exact_start > arrive
     no_wait_busy = np.arange(n) - np.searchsorted(np.sort(arrive + service), arrive, side="right")
     assert waited.any() and (int(waited.sum()) > int(np.sum(no_wait_busy >= k))) == behind

@@ -103,9 +103,9 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
         return arrive.copy(), arrive + service
     if not np.all(service > 0):  # the fast paths below need every request to end after it arrives
         return _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
-    start = _few_waits(arrive, service, k)
-    if start is not None:
-        return start, start + service
+    few = _few_waits(arrive, service, k)
+    if few is not None:
+        return few
     # Kiefer-Wolfowitz, with the stretches where a server is free at every arrival done in numpy. Its heap of
     # k free times holds the k latest ends so far (an end is never below the free time it replaces), so
     # request i starts at its arrival iff fewer than k of the earlier requests' ends are after it. Blocks of
@@ -146,9 +146,9 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
     return start, start + service
 
 
-def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.ndarray]:
-    """fifo_pool's start times where few requests wait (a pool with servers to spare), or None where more than
-    about one in 500 would, or the pool is busy over 80 % of the time (fifo_pool's blocks do better there).
+def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """fifo_pool's (start, end) times where few requests wait (a pool with servers to spare), or None where more
+    than about one in 500 would, or the pool is busy over 80 % of the time (fifo_pool's blocks do better there).
 
     A request waits iff at least k earlier requests end after it arrives (fifo_pool's Kiefer-Wolfowitz reading).
     Had none waited, request j would end at e_j = arrival + service, and request i would find
@@ -162,7 +162,7 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
     n = len(arrive)
     if float(np.sum(service)) > 0.8 * k * float(arrive[-1] - arrive[0]):
         return None  # busy most of the time: many wait
-    ends = arrive + service  # the no-wait ends; the true ends once requests wait
+    ends = arrive + service  # the no-wait ends; the true ends once requests wait (start + service: returned)
     no_wait_sorted = np.sort(ends, kind="stable")  # nearly sorted already: a merge sort takes its runs
     # k earlier ends after a_i include one at index <= i - k, so only requests behind an end that reaches past
     # them (a running maximum) are counted
@@ -209,7 +209,7 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
             busy = np.arange(low, high) - np.searchsorted(no_wait_sorted, arrive[low:high], side="right")
             for index in (low + np.flatnonzero(busy + extra[low:high] >= k)).tolist():
                 heapq.heappush(waits, index)
-    return start
+    return start, ends
 
 
 def _kiefer_wolfowitz(arrive: np.ndarray, service: np.ndarray, k: int, first: int, free: list,

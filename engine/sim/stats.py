@@ -28,6 +28,37 @@ GROUPS = 20
 CHUNK = 1 << 15  # elements of a scratch chunk that stays in cache (256 KiB of doubles)
 
 
+class EndTimes:
+    """Every request's end time in sorted order, read through counts (what np.searchsorted of that array gives):
+    the batches' end times sorted with each one's number of requests (a batch's requests end together, so no array
+    of a value per request), or the request ends themselves, sorted."""
+
+    __slots__ = ("ends", "ended")
+
+    def __init__(self, ends: np.ndarray, requests: Optional[np.ndarray] = None):
+        if requests is not None and not np.all(requests > 0):  # a batch of no requests ends none
+            ends, requests = ends[requests > 0], requests[requests > 0]
+        self.ends = ends  # sorted
+        # requests ended by the i-th end (exclusive), or None: one request an end
+        self.ended = None if requests is None else np.concatenate(([0], np.cumsum(requests)))
+
+    def count(self, times, side: str = "right"):
+        """Requests that ended at or before each time (side 'right'), or before it ('left')."""
+        at = np.searchsorted(self.ends, times, side=side)
+        return at if self.ended is None else self.ended[at]
+
+    def last(self) -> float:
+        """The latest end."""
+        return float(self.ends[-1])
+
+
+def between(values: np.ndarray, low: float, high: float):
+    """Where low <= values <= high: a slice where the values are in order (arrival times), else a mask."""
+    if len(values) and not np.all(values[1:] >= values[:-1]):
+        return (values >= low) & (values <= high)
+    return slice(int(np.searchsorted(values, low, side="left")), int(np.searchsorted(values, high, side="right")))
+
+
 def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str,
                    total: bool = True):
     """[(group, n, mean, [quantiles...])], overall first (when `by` is given, only if `total`).
@@ -164,7 +195,8 @@ def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = N
         n_batches = quantile_batches(n, p)
         if n < 2 * n_batches:
             continue
-        below = np.array([np.mean(batch <= estimate) for batch in np.array_split(x, n_batches)])
+        # each batch's share at or below: a count over its length (np.mean's numbers: an exact sum, one rounding)
+        below = np.array([np.count_nonzero(batch <= estimate) / len(batch) for batch in np.array_split(x, n_batches)])
         half_width = float(t975(n_batches - 1) * below.std(ddof=1) / math.sqrt(n_batches))  # of the probability
         half_width = max(half_width, 1.0 / n)  # at least one order statistic either side
         ends.append((which, max(0.0, p - half_width), min(1.0, p + half_width)))
@@ -179,7 +211,7 @@ def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = N
     return out
 
 
-def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, n_groups: int) -> Optional[float]:
+def throughput_ci(arrival: np.ndarray, end_sorted: EndTimes, first: int, n_groups: int) -> Optional[float]:
     """95 % half-width of the throughput (req/s): batch means over n_groups spans of the measured arrivals."""
     if n_groups < 2:
         return None
@@ -188,22 +220,22 @@ def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, n_gro
     span = np.diff(edges)
     if np.any(span <= 0):
         return None
-    done = np.diff(np.searchsorted(end_sorted, edges, side="right"))
+    done = np.diff(end_sorted.count(edges))
     rates = done / span
     return float(t975(n_groups - 1) * rates.std(ddof=1) / math.sqrt(n_groups))
 
 
-def growth(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float) -> tuple[float, float]:
+def growth(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float) -> tuple[float, float]:
     """(least-squares slope of the number in system over [t0, t1] in requests/s, its rise over the window)."""
     times = np.linspace(t0, t1, 41)
-    in_system = np.searchsorted(arrival, times, side="right") - np.searchsorted(end_sorted, times, side="right")
+    in_system = np.searchsorted(arrival, times, side="right") - end_sorted.count(times)
     if t1 <= t0:
         return 0.0, 0.0
     slope = float(np.polyfit(times - t0, in_system, 1)[0])
     return slope, slope * (t1 - t0)
 
 
-def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float, open_loop: bool, rate: float,
+def stability(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float, open_loop: bool, rate: float,
               capacity: float) -> tuple[bool, Optional[str]]:
     """The run's own verdict: (stable, which test tripped and by how much, or None).
 
@@ -226,7 +258,7 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
         reasons.append(f"queue growth: the number in system rose by {rise:,.0f} requests over the second half "
                        f"of the run ({slope:,.1f} requests/s)")
     offered = int(np.searchsorted(arrival, t1, side="right") - np.searchsorted(arrival, t0, side="left"))
-    done = int(np.searchsorted(end_sorted, t1, side="right") - np.searchsorted(end_sorted, t0, side="left"))
+    done = int(end_sorted.count(t1, "right") - end_sorted.count(t0, "left"))
     if offered - done > max(20.0, 0.02 * offered):
         reasons.append(f"throughput: {done:,} requests completed against {offered:,} offered in the measurement "
                        f"window ({done / offered:.1%})")
@@ -237,10 +269,10 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
     return False, "; ".join(reasons) + f" ({context})"
 
 
-def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
+def timeseries(cols: dict, end_sorted: EndTimes, engine: str, bins: int = 100) -> dict[str, list[float]]:
     """Per time bin (by arrival): arrival rate, completion rate, mean and p99 latency, number in system."""
     arrival = cols["arrival"]
-    t_end = float(arrival[-1]) if arrival[-1] > 0 else float(end_sorted[-1])
+    t_end = float(arrival[-1]) if arrival[-1] > 0 else end_sorted.last()
     edges = np.linspace(0.0, t_end, bins + 1)
     width = edges[1] - edges[0] if t_end > 0 else 1.0
     bin_of = (np.minimum(bins - 1, (arrival / width).astype(np.int64)) if t_end > 0
@@ -252,9 +284,8 @@ def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100)
     for index, _, bin_mean, quantiles in table:
         p99[index], mean[index] = quantiles[0] * 1e3, bin_mean * 1e3
     arrivals = np.bincount(bin_of, minlength=bins) / width
-    done = np.diff(np.searchsorted(end_sorted, edges, side="right")) / width
-    in_system = (np.searchsorted(arrival, edges[1:], side="right")
-                 - np.searchsorted(end_sorted, edges[1:], side="right"))
+    done = np.diff(end_sorted.count(edges)) / width
+    in_system = np.searchsorted(arrival, edges[1:], side="right") - end_sorted.count(edges[1:])
     return {"t_s": edges[1:].tolist(), "arrivals_rps": arrivals.tolist(), "throughput_rps": done.tolist(),
             "mean_ms": mean.tolist(), "p99_ms": p99.tolist(), "in_system": in_system.astype(float).tolist()}
 
