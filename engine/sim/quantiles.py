@@ -13,6 +13,7 @@ stats engine keeps it: its runs' numbers stay as they were).
 
 from __future__ import annotations
 
+import bisect
 import math
 from fractions import Fraction
 from typing import Iterator
@@ -27,36 +28,88 @@ def _fma(a: float, b: float, c: float) -> float:
     return float(Fraction(a) * Fraction(b) + Fraction(c))
 
 
+class OrderStatistics:
+    """Order statistics of a scratch array (the caller's own copy), selected in place as they are asked for.
+
+    A position is "placed" once the array holds its order statistic there with nothing larger before it and
+    nothing smaller after it (what np.partition leaves at each kth). A new position between two placed ones is the
+    order statistic of that stretch alone, so only the stretch is partitioned, not the whole array again (a
+    percentile's confidence interval reads positions near the percentile's own)."""
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self.placed: list[int] = []  # sorted
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def at(self, positions) -> list[float]:
+        """The order statistics at `positions` (0-based ranks, each in [0, len))."""
+        placed, n = self.placed, len(self.values)
+        stretches: dict[int, list[int]] = {}  # index in `placed` of the placed position above -> new positions
+        for position in sorted(set(positions) - set(placed)):
+            stretches.setdefault(bisect.bisect_left(placed, position), []).append(position)
+        for above, new in stretches.items():
+            low = placed[above - 1] + 1 if above else 0
+            high = placed[above] if above < len(placed) else n
+            self.values[low:high].partition([position - low for position in new])  # a view: in place
+        if stretches:
+            self.placed = sorted(set(placed).union(*stretches.values()))
+        return [float(self.values[position]) for position in positions]
+
+
+def numpy_quantiles(order: OrderStatistics, qs) -> list[float]:
+    """np.quantile(values, qs) (its default method, 'linear') from the values' order statistics: the same
+    positions and the same arithmetic (numpy's _quantile and _lerp), so the same floats
+    (tests/test_sim_quantiles.py compares them)."""
+    n = len(order)
+    if n == 0:
+        return [math.nan] * len(qs)
+    if math.isnan(order.at([n - 1])[0]):  # a nan sorts last, and makes every quantile nan
+        return [math.nan] * len(qs)
+    bounds = []
+    for q in qs:
+        virtual = (n - 1) * float(q)
+        below = math.floor(virtual)
+        below, above = (-1, -1) if virtual >= n - 1 else (below, below + 1)
+        bounds.append((virtual - below, below % n, above % n))  # numpy's gamma is taken from the index -1 there
+    positions = [position for _, low, high in bounds for position in (low, high)]
+    values = dict(zip(positions, order.at(positions)))
+    out = []
+    for gamma, low, high in bounds:
+        a, b = values[low], values[high]
+        diff = b - a
+        out.append(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    return out
+
+
 def quantile_cont(values: np.ndarray, qs, overwrite: bool = False) -> list[float]:
     """DuckDB's quantile_cont of `values` at each q in qs (one partial sort for all of them; nan when empty).
     overwrite: `values` is the caller's scratch copy, partially sorted in place rather than copied."""
     return quantile_cont_partitioned(values, qs, overwrite)[0]
 
 
-def quantile_cont_partitioned(values: np.ndarray, qs, overwrite: bool = False) -> tuple[list[float], np.ndarray]:
-    """quantile_cont, and the partially sorted copy of the values it read them from (a later quantile of the same
-    values partitions that copy about twice as fast as the values in their own order); with overwrite, that is
+def quantile_cont_partitioned(values: np.ndarray, qs, overwrite: bool = False) -> tuple[list[float], OrderStatistics]:
+    """quantile_cont, and the order statistics it read them from (a partially sorted copy: later order statistics
+    of the same values are selected within its stretches, not over all of it again); with overwrite, the copy is
     `values` itself, partitioned in place (the same order statistics, so the same numbers)."""
     n = len(values)
+    order = OrderStatistics(values if overwrite else values.copy())
     if n == 0:
-        return [math.nan] * len(qs), values
+        return [math.nan] * len(qs), order
     positions = [(n - 1) * float(q) for q in qs]  # RN, in double as DuckDB computes it
     kth = sorted({math.floor(position) for position in positions} | {math.ceil(position) for position in positions})
-    if overwrite:
-        values.partition(kth)
-        ordered = values
-    else:
-        ordered = np.partition(values, kth)
+    ordered = dict(zip(kth, order.at(kth)))  # one partition of the whole copy for all of them
     out = []
     for position in positions:
         below = math.floor(position)
-        lo = float(ordered[below])
+        lo = ordered[below]
         if below == math.ceil(position):
             out.append(lo)
             continue
-        hi, d = float(ordered[below + 1]), position - below
+        hi, d = ordered[below + 1], position - below
         out.append(_fma(lo, 1.0 - d, hi * d))
-    return out, ordered
+    return out, order
 
 
 def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

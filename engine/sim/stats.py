@@ -19,7 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from engine.sim.quantiles import quantile_cont, quantile_cont_partitioned, split_by
+from engine.sim.quantiles import (OrderStatistics, numpy_quantiles, quantile_cont, quantile_cont_partitioned,
+                                  split_by)
 from engine.sim.result import t975
 from engine.store import Store
 from engine.profiles.tails import percentile_key
@@ -184,11 +185,11 @@ def quantile_ci(x: np.ndarray, p: float, estimate: float) -> float:
     return quantile_cis(x, (p,), (estimate,))[0]
 
 
-def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = None) -> list[float]:
-    """quantile_ci of several quantiles of one sequence, their interval ends read in one pass over x (one
-    partial sort, not two per quantile; the same order statistics, so the same numbers). ordered: the same
-    values in any order, a scratch copy that is partitioned further in place (a partially sorted copy is quicker
-    to read the ends from); x's own order makes the batches."""
+def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[OrderStatistics] = None) -> list[float]:
+    """quantile_ci of several quantiles of one sequence, their interval ends read as np.quantile would (the same
+    order statistics, so the same numbers) from one scratch copy. ordered: the order statistics of the same
+    values already selected (the estimates'), whose copy is partitioned further in place, each end within the
+    stretch between positions already in place; x's own order makes the batches."""
     n = len(x)
     ends: list[tuple[int, float, float]] = []  # (which, p - h, p + h)
     for which, (p, estimate) in enumerate(zip(ps, estimates)):
@@ -203,8 +204,8 @@ def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = N
     out = [math.nan] * len(ps)
     if ends:
         # a partially sorted copy is the caller's own scratch: partitioned further in place, not copied again
-        values = np.quantile(x if ordered is None else ordered, [q for _, low, high in ends for q in (low, high)],
-                             overwrite_input=ordered is not None).tolist()
+        order = ordered if ordered is not None else OrderStatistics(x.copy())
+        values = numpy_quantiles(order, [q for _, low, high in ends for q in (low, high)])
         for index, (which, _, _) in enumerate(ends):
             low, high = values[2 * index], values[2 * index + 1]
             out[which] = max(estimates[which] - low, high - estimates[which])
