@@ -93,13 +93,23 @@ def quantile_cont_partitioned(values: np.ndarray, qs, overwrite: bool = False) -
     """quantile_cont, and the order statistics it read them from (a partially sorted copy: later order statistics
     of the same values are selected within its stretches, not over all of it again); with overwrite, the copy is
     `values` itself, partitioned in place (the same order statistics, so the same numbers)."""
-    n = len(values)
     order = OrderStatistics(values if overwrite else values.copy())
+    return _quantile_cont_of(order, len(values), 0, qs), order
+
+
+def _positions(n: int, qs) -> list[float]:
+    """quantile_cont's RN = (n - 1) q for each q, in double as DuckDB computes it."""
+    return [(n - 1) * float(q) for q in qs]
+
+
+def _quantile_cont_of(order: OrderStatistics, n: int, left_out: int, qs) -> list[float]:
+    """quantile_cont at qs of n values whose `left_out` smallest are not in `order` (it holds the others: their
+    order statistics are the n values' from rank left_out up, which every position read must be)."""
     if n == 0:
-        return [math.nan] * len(qs), order
-    positions = [(n - 1) * float(q) for q in qs]  # RN, in double as DuckDB computes it
+        return [math.nan] * len(qs)
+    positions = _positions(n, qs)
     kth = sorted({math.floor(position) for position in positions} | {math.ceil(position) for position in positions})
-    ordered = dict(zip(kth, order.at(kth)))  # one partition of the whole copy for all of them
+    ordered = dict(zip(kth, order.at([rank - left_out for rank in kth])))  # one partition for all of them
     out = []
     for position in positions:
         below = math.floor(position)
@@ -109,7 +119,45 @@ def quantile_cont_partitioned(values: np.ndarray, qs, overwrite: bool = False) -
             continue
         hi, d = ordered[below + 1], position - below
         out.append(_fma(lo, 1.0 - d, hi * d))
-    return out, order
+    return out
+
+
+TAIL_SAMPLE_STEP = 64  # group_quantiles places its threshold on every 64th value
+TAIL_SHARE = 10  # ... at the pooled quantile 1 - TAIL_SHARE x (1 - the lowest q)
+
+
+def group_quantiles(groups: np.ndarray, values: np.ndarray, qs) -> Iterator[tuple[int, list[float]]]:
+    """(group, quantile_cont of its values at qs) for each group present, in ascending group order; `values` are
+    left as they are.
+
+    Where every q is in the upper tail (p99 by partition, by time bin), the order statistics quantile_cont reads
+    from a group are among its values at or above a threshold placed below them: the values at or above it (about
+    a tenth) are gathered once with their groups, and each group's statistics are read from its share of them,
+    ranks shifted by its count below (exact: every value below the threshold sorts before every value at or above
+    it, a nan among the latter). The threshold is the pooled quantile at 1 - TAIL_SHARE (1 - the lowest q), read
+    off a sample; a group whose positions do not all fall at or above it (its tail far below the pool's) is read
+    from all of its values, as are all groups where the qs are not a tail or the values few."""
+    n = len(values)
+    level = 1.0 - TAIL_SHARE * (1.0 - min(qs)) if len(qs) else 0.0
+    if level < 0.5 or n < 64 * TAIL_SAMPLE_STEP:
+        for group, chunk in split_by(groups, values):
+            yield group, quantile_cont(chunk, qs, overwrite=not np.may_share_memory(chunk, values))
+        return
+    threshold = quantile_cont(values[::TAIL_SAMPLE_STEP], (level,))[0]
+    tail = values < threshold  # then its complement: values at or above the threshold, or nan
+    np.logical_not(tail, out=tail)
+    tail_groups, tail_values = groups[tail], values[tail]
+    del tail
+    counts = np.bincount(groups)
+    tail_counts = np.bincount(tail_groups, minlength=len(counts))
+    tails = dict(split_by(tail_groups, tail_values))
+    for group in np.flatnonzero(counts).tolist():
+        size, left_out = int(counts[group]), int(counts[group] - tail_counts[group])
+        if left_out == 0 or min(math.floor(position) for position in _positions(size, qs)) >= left_out:
+            # its share of the gathered tail (a copy or a slice of it: the run's own scratch, partitioned in place)
+            yield group, _quantile_cont_of(OrderStatistics(tails[group]), size, left_out, qs)
+        else:  # its tail lies below the threshold: all of its values
+            yield group, quantile_cont(values[groups == group], qs, overwrite=True)
 
 
 def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

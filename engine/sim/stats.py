@@ -19,8 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from engine.sim.quantiles import (OrderStatistics, numpy_quantiles, quantile_cont, quantile_cont_partitioned,
-                                  split_by)
+from engine.sim.quantiles import (OrderStatistics, group_quantiles, numpy_quantiles, quantile_cont,
+                                  quantile_cont_partitioned, split_by)
 from engine.sim.result import t975
 from engine.store import Store
 from engine.profiles.tails import percentile_key
@@ -81,10 +81,8 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
         if engine == "quantile_cont":
             rows = [(None, counts[None], means[None], quantile_cont(values, qs))] if (total or by is None) else []
             if by is not None:
-                # a group's values gathered by a mask or a sort are a copy of its own, partitioned in place
-                rows += [(group, counts[group], means[group],
-                          quantile_cont(chunk, qs, overwrite=not np.may_share_memory(chunk, values)))
-                         for group, chunk in split_by(cols[by], values)]
+                rows += [(group, counts[group], means[group], quantiles)
+                         for group, quantiles in group_quantiles(cols[by], values, qs)]
             return rows
         frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
         quantile_columns = [column for column in frame.columns if column.startswith("q")]
