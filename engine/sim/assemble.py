@@ -72,8 +72,11 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         throughput = float(end_sorted.count(t1, "right") - end_sorted.count(t0, "left")) / span
         ci["throughput_rps"] = stats.throughput_ci(arrival, end_sorted, first, n_groups)
 
+    # the differences below in two scratch arrays, reused (the same floats as the plain expressions, which make a
+    # new array each: a fresh process pays for every page it touches first)
+    scratch, other = np.empty(n), np.empty(n)
     in_window = stats.between(arrival, t0, t1)  # a slice where arrivals are in time order, else a mask
-    mean_in_system = stats.overlap(arrival, end, t0, t1) / span
+    mean_in_system = stats.overlap(arrival, end, t0, t1, out=scratch) / span
     arrival_rate = float(len(arrival[in_window])) / span if isinstance(in_window, slice) else \
         float(np.count_nonzero(in_window)) / span
     window_latency = latency_s[in_window]
@@ -83,7 +86,7 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
               "rel_error": (abs(mean_in_system - arrival_rate * mean_latency) / mean_in_system
                             if mean_in_system > 0 else 0.0)}
 
-    measured = slice(first, n)
+    measured, n_measured = slice(first, n), n - first
     # a count over the number measured: np.mean of the indicator's numbers (an exact integer sum, one rounding)
     violation_rate = float(np.count_nonzero(latency_s[measured] > design.sla_s)) / (n - first)
     sla_key = percentile_key(design.sla_percentile)
@@ -95,27 +98,26 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     for stage, name, servers in zip(host_stages, host.names, host.servers):
         start, stop, enter = cols[f"{name}_start"], cols[f"{name}_end"], cols[f"{name}_enter"]
         breakdown[f"{name}_fixed"] = stage.fixed_s * 1e3
-        breakdown[f"{name}_wait"] = float(np.mean(start[measured] - enter[measured])) * 1e3
-        breakdown[name] = float(np.mean(stop[measured] - start[measured])) * 1e3
+        breakdown[f"{name}_wait"] = float(np.mean(np.subtract(start[measured], enter[measured],
+                                                               out=scratch[:n_measured]))) * 1e3
+        breakdown[name] = float(np.mean(np.subtract(stop[measured], start[measured], out=scratch[:n_measured]))) * 1e3
         # a capped pool's servers stay busy beyond a request's own time there (hoststages.own_service_ratio)
-        util[name] = (stats.overlap(start, stop, t0, t1) / (span * servers) / own_service_ratio(stage)
+        util[name] = (stats.overlap(start, stop, t0, t1, out=scratch) / (span * servers) / own_service_ratio(stage)
                       if servers else 0.0)
     ready, batch_start = cols["ready"][measured], cols["batch_start"][measured]
     formed = cols["batch_formed"][measured]
-    # waiting for the batch's rule to be met (not for a free instance after it); in place in one scratch array
-    # (the same floats as the plain expressions: a fresh process pays for every page it touches first)
-    batching_wait = np.minimum(formed, batch_start)
+    # waiting for the batch's rule to be met (not for a free instance after it)
+    batching_wait = np.minimum(formed, batch_start, out=scratch[:n_measured])
     np.subtract(batching_wait, ready, out=batching_wait)
     np.maximum(0.0, batching_wait, out=batching_wait)
     breakdown["batching_wait"] = float(batching_wait.mean()) * 1e3
     accelerator = design.accelerator
-    queue_wait = np.subtract(batch_start, ready)
+    queue_wait = np.subtract(batch_start, ready, out=other[:n_measured])
     np.subtract(queue_wait, batching_wait, out=queue_wait)
     breakdown[f"{accelerator}_queue"] = float(queue_wait.mean()) * 1e3
-    del batching_wait
     np.subtract(cols["end"][measured], batch_start, out=queue_wait)  # now the service time
     breakdown[f"{accelerator}_service"] = float(queue_wait.mean()) * 1e3
-    del queue_wait
+    del scratch, other, batching_wait, queue_wait
 
     batch_in_window = (log.start >= t0) & (log.start <= t1)
     by_partition = stats.quantile_table({"latency": latency_s[measured], "partition": cols["partition"][measured]},

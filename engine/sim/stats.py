@@ -98,12 +98,13 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
     return rows
 
 
-def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float) -> float:
+def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float, out: Optional[np.ndarray] = None) -> float:
     """Total time the intervals [start, end] spend inside [t0, t1].
 
     One full-length array (the clipped ends, from which the clipped starts are taken away a cache-sized chunk at
-    a time) where the plain expression makes three: the same differences, summed as one array, so the same sum."""
-    inside = np.clip(end, t0, t1)
+    a time) where the plain expression makes three: the same differences, summed as one array, so the same sum.
+    out: a scratch array at least as long to hold it (else a new one)."""
+    inside = np.clip(end, t0, t1, out=None if out is None else out[:len(end)])
     for at in range(0, len(inside), CHUNK):
         inside[at:at + CHUNK] -= np.clip(start[at:at + CHUNK], t0, t1)
     return float(np.sum(inside))
