@@ -64,6 +64,7 @@ class GpuRequests:
     lengths: Optional[np.ndarray] = None  # input lengths (variable-length models)
     arrival: Optional[np.ndarray] = None
     closed_loop: bool = False
+    ready_order: Optional[np.ndarray] = None  # np.argsort(ready, kind="stable") where known (else computed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +154,7 @@ class GpuEngine:
                 self.buckets += queue.buckets
         else:
             ready = requests.ready
-            order = np.argsort(ready, kind="stable")
+            order = requests.ready_order if requests.ready_order is not None else np.argsort(ready, kind="stable")
             # owner of the j-th request to reach the scheduler (ready order); a shared queue takes them all
             owner = None if shared else self.scheduler.static_assign(self.n_requests)
             queues = []
