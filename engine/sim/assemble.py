@@ -8,6 +8,7 @@ import numpy as np
 
 from engine.sim import stats
 from engine.sim.hoststages import own_service_ratio
+from engine.sim.quantiles import narrow
 from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
 from engine.sim.result import LatencyHalfWidths, SimRecords, SimResult
 from engine.sim.workload import mlperf_bound_ms
@@ -124,19 +125,22 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
                                         "latency", "partition", (0.99,), engine, total=False)
     latency_of = {group: (mean, quantiles[0]) for group, _, mean, quantiles in by_partition}  # (mean, p99) s
     partitions, busy = [], []
+    # each partition's batches as positions in the log (ascending: the columns' values in batch order, as a mask
+    # gives them), found on a one-byte copy of the partition column: an unbatched run logs a batch per request
+    partition_of = narrow(log.partition)
     for index, partition in enumerate(design.gpu.partitions):
-        mine = log.partition == index
+        mine = np.flatnonzero(partition_of == index)
         utilisation = stats.overlap(log.start[mine], log.end[mine], t0, t1) / span
         busy.append(utilisation)
         util[f"{accelerator}:{partition.label}"] = utilisation
-        counted = batch_in_window & mine
+        counted = mine[batch_in_window[mine]]  # its batches started in the window
         batch_max = plan.batch_max[index]
         partitions.append(SimulatedPartition(
             label=partition.label, partition=partition.name,
-            batch_max=batch_max[0] if len(batch_max) == 1 else batch_max, batches=int(counted.sum()),
+            batch_max=batch_max[0] if len(batch_max) == 1 else batch_max, batches=len(counted),
             requests=int(log.n_requests[counted].sum()),
-            mean_batch_items=float(log.items[counted].mean()) if counted.any() else 0.0,
-            mean_service_ms=float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
+            mean_batch_items=float(log.items[counted].mean()) if len(counted) else 0.0,
+            mean_service_ms=float((log.end[counted] - log.start[counted]).mean() * 1e3) if len(counted) else 0.0,
             utilization=utilisation, latency_mean_ms=latency_of.get(index, (float("nan"),))[0] * 1e3,
             latency_p99_ms=latency_of.get(index, (0, float("nan")))[1] * 1e3))
     util[accelerator] = float(np.mean(busy))

@@ -160,6 +160,16 @@ def group_quantiles(groups: np.ndarray, values: np.ndarray, qs) -> Iterator[tupl
             yield group, quantile_cont(values[groups == group], qs, overwrite=True)
 
 
+def narrow(groups: np.ndarray) -> np.ndarray:
+    """Non-negative group numbers on the narrowest integer type that holds them (a comparison reads a byte a
+    value, not 8), or the array itself where none is narrower."""
+    high = int(groups.max()) if len(groups) else 0
+    for narrower in (np.int8, np.int16, np.int32):
+        if high <= np.iinfo(narrower).max and np.dtype(narrower).itemsize < groups.dtype.itemsize:
+            return groups.astype(narrower)
+    return groups
+
+
 def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(group, its values in their order) for each group present, in ascending group order: contiguous slices
     where the groups are already in order (time bins of requests in arrival order), a mask per group where there
@@ -176,13 +186,14 @@ def split_by(groups: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.n
     if low >= 0:
         present = np.flatnonzero(np.bincount(groups)).tolist()
         if len(present) <= MASKED_GROUPS:
+            keys = narrow(groups)
             for group in present:
-                yield group, values[groups == group]
+                yield group, values[keys == group]
             return
     keys = groups
-    for narrow in (np.int16, np.int32):
-        if np.iinfo(narrow).min <= low and high <= np.iinfo(narrow).max:
-            keys = groups.astype(narrow)
+    for key_type in (np.int16, np.int32):
+        if np.iinfo(key_type).min <= low and high <= np.iinfo(key_type).max:
+            keys = groups.astype(key_type)
             break
     order = np.argsort(keys, kind="stable")
     sorted_keys, sorted_values = keys[order], values[order]
