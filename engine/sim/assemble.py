@@ -64,7 +64,10 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     t0, t1 = stats.window(arrival, end, first, offline, closed)
     span = max(t1 - t0, 1e-12)
 
-    latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine)
+    # scratch arrays reused below (the same floats as the plain expressions, which make a new array each: a
+    # fresh process pays for every page it touches first): the percentiles' partitioned copy, then differences
+    scratch, other = np.empty(n), np.empty(n)
+    latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine, scratch=scratch)
     if offline:
         throughput = n / span
     elif closed:
@@ -73,9 +76,6 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
         throughput = float(end_sorted.count(t1, "right") - end_sorted.count(t0, "left")) / span
         ci["throughput_rps"] = stats.throughput_ci(arrival, end_sorted, first, n_groups)
 
-    # the differences below in two scratch arrays, reused (the same floats as the plain expressions, which make a
-    # new array each: a fresh process pays for every page it touches first)
-    scratch, other = np.empty(n), np.empty(n)
     in_window = stats.between(arrival, t0, t1)  # a slice where arrivals are in time order, else a mask
     mean_in_system = stats.overlap(arrival, end, t0, t1, out=scratch) / span
     arrival_rate = float(len(arrival[in_window])) / span if isinstance(in_window, slice) else \

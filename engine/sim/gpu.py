@@ -38,6 +38,9 @@ from engine.sim.plan import GpuPlan
 from engine.sim.schedulers import SchedulerView, scheduler_for
 
 
+REPEAT_CHUNK = 1 << 13  # batches whose request numbers are written at a time (GpuEngine._log)
+
+
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     """The GPU side of a design: how each partition serves a batch, how batches form, who gets a request."""
@@ -328,7 +331,13 @@ class GpuEngine:
                 batches = np.flatnonzero(bucket_of_batch == index)
                 counts = n_requests[batches]
                 taken = np.asarray(self.buckets[index].ids[:int(counts.sum())], dtype=np.int64)
-                request_batch[taken] = np.repeat(batches, counts)
+                # a stretch of batches at a time: the repeated batch numbers stay in cache, not a new array of a
+                # value per request (a fresh process pays for every page it touches first)
+                ends = np.cumsum(counts)
+                for first in range(0, len(batches), REPEAT_CHUNK):
+                    last = min(len(batches), first + REPEAT_CHUNK)
+                    at = int(ends[first - 1]) if first else 0
+                    request_batch[taken[at:int(ends[last - 1])]] = np.repeat(batches[first:last], counts[first:last])
         batch = np.array(self.segment_batch, dtype=np.int64)
         bucket_of = np.array(self.segment_bucket, dtype=np.int64)
         position = np.array(self.segment_position, dtype=np.int64)

@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.stages import StageCost
 
+CHUNK = 1 << 15  # requests at a time where a pass needs a scratch array (it stays in cache)
+
 
 class HostTimes(BaseModel):
     """Per request and stage (columns): when it entered the queue, started service, left (s)."""
@@ -181,8 +183,16 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int,
     by_end = np.argsort(ends, kind="stable") if ordered else None
     no_wait_sorted = ends[by_end] if ordered else np.sort(ends, kind="stable")
     # k earlier ends after a_i include one at index <= i - k, so only requests behind an end that reaches past
-    # them (a running maximum) are counted
-    maybe = k + np.flatnonzero(np.maximum.accumulate(ends[:-k]) > arrive[k:])
+    # them (a running maximum, a cache-sized chunk at a time: no temporary of a value per request) are counted
+    maybe_parts, reach_so_far = [], -math.inf
+    for at in range(0, n - k, CHUNK):
+        stop = min(n - k, at + CHUNK)
+        running = np.maximum.accumulate(ends[at:stop])
+        np.maximum(running, reach_so_far, out=running)
+        reach_so_far = float(running[-1])
+        maybe_parts.append(k + at + np.flatnonzero(running > arrive[k + at:k + stop]))
+    maybe = np.concatenate(maybe_parts) if maybe_parts else np.zeros(0, dtype=np.int64)
+    del maybe_parts
     busy = maybe - np.searchsorted(no_wait_sorted, arrive[maybe], side="right")
     waits = maybe[busy >= k].tolist()
     del busy, maybe

@@ -122,8 +122,9 @@ def window(arrival: np.ndarray, end: np.ndarray, first: int, offline: bool, clos
     return t0, t1
 
 
-def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
+def latency_stats(cols: dict, first: int, sla_pct: float, engine: str, scratch: Optional[np.ndarray] = None):
     """latency_ms, ci (ms) and the number of batches of the mean's interval, from the measured requests.
+    scratch: an array at least as long as them for the copy the percentiles partition (else a new one).
 
     The mean's 95 % half-width is batch means over GROUPS consecutive groups; each percentile's is
     quantile_ci's (batch means of the exceedance indicator, inverted through the quantile function).
@@ -134,7 +135,10 @@ def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
     n_groups = GROUPS if n_measured >= 40 * GROUPS else max(2, n_measured // 40) if n_measured >= 80 else 1
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
     if engine == "quantile_cont":  # quantile_table's numbers, keeping the partitioned copy for the intervals
-        mean, (quantiles, ordered) = float(measured.mean()), quantile_cont_partitioned(measured, qs)
+        copy = measured.copy() if scratch is None else scratch[:n_measured]
+        if scratch is not None:
+            copy[...] = measured
+        mean, (quantiles, ordered) = float(measured.mean()), quantile_cont_partitioned(copy, qs, overwrite=True)
     else:
         _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
         ordered = None  # the column itself: quantile_cis copies it (it partitions `ordered` in place)
