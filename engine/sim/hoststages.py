@@ -252,10 +252,7 @@ def _reordered(order: np.ndarray, old_sorted: np.ndarray, values: np.ndarray,
     # where each sits in `order`: in the run of its value before, whose indices are in ascending order
     low = np.searchsorted(old_sorted, before, side="left")
     high = np.searchsorted(old_sorted, before, side="right")
-    keep = np.ones(len(order), dtype=bool)
-    keep[[at + int(np.searchsorted(order[at:stop], index)) for index, at, stop in zip(indices, low, high)]] = False
-    rest = order[keep]
-    del keep
+    removed = sorted(at + int(np.searchsorted(order[at:stop], index)) for index, at, stop in zip(indices, low, high))
     after = values[indices]
     # among the rest (the values before, less the moved): those below the new value, then the equal ones of
     # lower index
@@ -265,8 +262,21 @@ def _reordered(order: np.ndarray, old_sorted: np.ndarray, values: np.ndarray,
         at, stop = np.searchsorted(old_sorted, value, side="left"), np.searchsorted(old_sorted, value, side="right")
         if stop > at:
             places[which] += sum(1 for other in order[at:stop].tolist() if other < index and other not in moved_set)
-    by_place = np.lexsort((indices, after))  # by new value, then index: the order np.insert keeps at one place
-    return np.insert(rest, places[by_place], indices[by_place])
+    by_place = np.lexsort((indices, after))  # by new value, then index: their order where places are equal
+    inserts = list(zip(places[by_place].tolist(), indices[by_place].tolist()))
+    # the rest is `order` less the removed positions, a slice between each two of them; the moved go in before the
+    # rest's element at their place: one new array, of the slices and the moved between them
+    pieces, done, last = [], 0, len(removed)  # done: elements of the rest before the current slice
+    for number, (start, stop) in enumerate(zip([0] + [position + 1 for position in removed], removed + [len(order)])):
+        at = start
+        while inserts and (inserts[0][0] < done + stop - start or number == last):
+            place, index = inserts.pop(0)
+            cut = start + place - done
+            pieces += [order[at:cut], np.array([index], dtype=order.dtype)]
+            at = cut
+        pieces.append(order[at:stop])
+        done += stop - start
+    return np.concatenate(pieces)
 
 
 def _kiefer_wolfowitz(arrive: np.ndarray, service: np.ndarray, k: int, first: int, free: list,
