@@ -64,9 +64,9 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     t0, t1 = stats.window(arrival, end, first, offline, closed)
     span = max(t1 - t0, 1e-12)
 
-    # scratch arrays reused below (the same floats as the plain expressions, which make a new array each: a
-    # fresh process pays for every page it touches first): the percentiles' partitioned copy, then differences
-    scratch, other = np.empty(n), np.empty(n)
+    # a scratch array reused below (the same floats as the plain expressions, which make a new array each: a fresh
+    # process pays for every page it touches first): the percentiles' partitioned copy, then differences
+    scratch = np.empty(n)
     latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine, scratch=scratch)
     if offline:
         throughput = n / span
@@ -113,12 +113,12 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     np.maximum(0.0, batching_wait, out=batching_wait)
     breakdown["batching_wait"] = float(batching_wait.mean()) * 1e3
     accelerator = design.accelerator
-    queue_wait = np.subtract(batch_start, ready, out=other[:n_measured])
+    queue_wait = np.subtract(batch_start, ready)  # the second scratch array, made only now
     np.subtract(queue_wait, batching_wait, out=queue_wait)
     breakdown[f"{accelerator}_queue"] = float(queue_wait.mean()) * 1e3
     np.subtract(cols["end"][measured], batch_start, out=queue_wait)  # now the service time
     breakdown[f"{accelerator}_service"] = float(queue_wait.mean()) * 1e3
-    del scratch, other, batching_wait, queue_wait
+    del scratch, batching_wait, queue_wait
 
     batch_in_window = (log.start >= t0) & (log.start <= t1)
     by_partition = stats.quantile_table({"latency": latency_s[measured], "partition": cols["partition"][measured]},
