@@ -326,10 +326,15 @@ class GpuEngine:
         request_batch = np.full(self.n_requests, -1, dtype=np.int64)
         n_requests = _column(self.batch_requests, np.int64)
         if self.in_order is not None:  # batch k took the next n_requests[k] requests of its partition's bucket
-            bucket_of_batch = np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
+            shared = len(set(self.in_order)) == 1  # every batch took from the one bucket (first-idle)
+            bucket_of_batch = None if shared else \
+                np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
             for index in dict.fromkeys(self.in_order):
-                batches = np.flatnonzero(bucket_of_batch == index)
-                counts = n_requests[batches]
+                if shared:  # no per-batch lookups: an unbatched run logs a batch per request
+                    batches, counts = np.arange(len(n_requests)), n_requests
+                else:
+                    batches = np.flatnonzero(bucket_of_batch == index)
+                    counts = n_requests[batches]
                 taken = np.asarray(self.buckets[index].ids[:int(counts.sum())], dtype=np.int64)
                 # a stretch of batches at a time: the repeated batch numbers stay in cache, not a new array of a
                 # value per request (a fresh process pays for every page it touches first)

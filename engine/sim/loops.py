@@ -100,7 +100,7 @@ def _loop_unbatched(engine: GpuEngine) -> None:
     bucket.head = known
     start = np.asarray(engine.batch_start)
     engine.batch_formed = np.minimum(np.asarray(ready), start)  # due (its arrival), or one ulp past the wait
-    engine.batch_items = items_of.astype(np.int64)
+    engine.batch_items = items_of.astype(np.int64, copy=False)  # a gather of its own already
     engine.batch_requests = np.ones(known, dtype=np.int64)
     engine.in_order = [bucket.index] * engine.n_partitions
 
