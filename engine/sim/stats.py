@@ -53,6 +53,11 @@ class EndTimes:
         return float(self.ends[-1])
 
 
+def end_times(end_sorted) -> EndTimes:
+    """EndTimes, or the request ends themselves sorted (an array) read as one."""
+    return end_sorted if isinstance(end_sorted, EndTimes) else EndTimes(np.asarray(end_sorted))
+
+
 def between(values: np.ndarray, low: float, high: float):
     """Where low <= values <= high: a slice where the values are in order (arrival times), else a mask."""
     if len(values) and not np.all(values[1:] >= values[:-1]):
@@ -215,8 +220,9 @@ def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[OrderStatistics
     return out
 
 
-def throughput_ci(arrival: np.ndarray, end_sorted: EndTimes, first: int, n_groups: int) -> Optional[float]:
+def throughput_ci(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, first: int, n_groups: int) -> Optional[float]:
     """95 % half-width of the throughput (req/s): batch means over n_groups spans of the measured arrivals."""
+    end_sorted = end_times(end_sorted)
     if n_groups < 2:
         return None
     bounds = first + (np.arange(n_groups + 1) * (len(arrival) - 1 - first)) // n_groups
@@ -229,8 +235,9 @@ def throughput_ci(arrival: np.ndarray, end_sorted: EndTimes, first: int, n_group
     return float(t975(n_groups - 1) * rates.std(ddof=1) / math.sqrt(n_groups))
 
 
-def growth(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float) -> tuple[float, float]:
+def growth(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, t0: float, t1: float) -> tuple[float, float]:
     """(least-squares slope of the number in system over [t0, t1] in requests/s, its rise over the window)."""
+    end_sorted = end_times(end_sorted)
     times = np.linspace(t0, t1, 41)
     in_system = np.searchsorted(arrival, times, side="right") - end_sorted.count(times)
     if t1 <= t0:
@@ -239,8 +246,8 @@ def growth(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float) -> t
     return slope, slope * (t1 - t0)
 
 
-def stability(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float, open_loop: bool, rate: float,
-              capacity: float) -> tuple[bool, Optional[str]]:
+def stability(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, t0: float, t1: float, open_loop: bool,
+              rate: float, capacity: float) -> tuple[bool, Optional[str]]:
     """The run's own verdict: (stable, which test tripped and by how much, or None).
 
     Two tests on the measurement window [t0, t1], each with a tolerance of max(20 requests, 2 % of the
@@ -252,6 +259,7 @@ def stability(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float, o
     The analytic capacity is not a test (it can be wrong, which is what the simulator is for); it is
     quoted in the reason for context. The run always goes to its last request, so nothing says it stopped.
     """
+    end_sorted = end_times(end_sorted)
     if not open_loop or t1 <= t0:
         return True, None
     reasons = []
@@ -273,8 +281,9 @@ def stability(arrival: np.ndarray, end_sorted: EndTimes, t0: float, t1: float, o
     return False, "; ".join(reasons) + f" ({context})"
 
 
-def timeseries(cols: dict, end_sorted: EndTimes, engine: str, bins: int = 100) -> dict[str, list[float]]:
+def timeseries(cols: dict, end_sorted: EndTimes | np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
     """Per time bin (by arrival): arrival rate, completion rate, mean and p99 latency, number in system."""
+    end_sorted = end_times(end_sorted)
     arrival = cols["arrival"]
     t_end = float(arrival[-1]) if arrival[-1] > 0 else end_sorted.last()
     edges = np.linspace(0.0, t_end, bins + 1)
