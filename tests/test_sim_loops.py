@@ -14,7 +14,7 @@ from engine.scenario import load_scenario
 from engine.sim import ServiceSpec, loops
 from engine.sim import service as gpu_service
 from engine.sim.gpu import GpuEngine
-from engine.sim.hoststages import _few_waits, _kiefer_wolfowitz, fifo_pool
+from engine.sim.hoststages import _few_waits, _kiefer_wolfowitz, _reordered, fifo_pool
 from engine.sim.run import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,13 +130,33 @@ def test_few_waits_path_equals_the_recursion(k, load, sigma, grid, n, behind):
     if grid:
         arrive = np.round(arrive / grid) * grid
     service = rng.lognormal(-sigma * sigma / 2, sigma, n) if sigma else np.ones(n)
-    start = _few_waits(arrive, service, k)
-    assert start is not None  # the path is taken
-    exact_start, _ = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    few = _few_waits(arrive, service, k, ordered=True)
+    assert few is not None  # the path is taken
+    start, end, order = few
+    exact_start, exact_end = _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
+    np.testing.assert_array_equal(end, exact_end)
+    # the order the batcher takes them in, fixed up from the no-wait ends' sort (ties by index, `grid`)
+    np.testing.assert_array_equal(order, np.argsort(exact_end, kind="stable"))
     waited = exact_start > arrive
     no_wait_busy = np.arange(n) - np.searchsorted(np.sort(arrive + service), arrive, side="right")
     assert waited.any() and (int(waited.sum()) > int(np.sum(no_wait_busy >= k))) == behind
     np.testing.assert_array_equal(start, exact_start)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reordered_is_the_stable_argsort_after_values_grow(seed):
+    """The batcher's order from the host pool's (_reordered): the stable order of values after some grew, from
+    the order before, with many ties (small integers) among the moved, the rest and both."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    values = rng.integers(0, 1 + n // 8, n).astype(float)
+    order = np.argsort(values, kind="stable")
+    old_sorted = values[order]
+    grown = values.copy()
+    indices = rng.choice(n, size=int(rng.integers(0, n // 4 + 2)) if n > 1 else 1, replace=False)
+    grown[indices] += rng.integers(0, 1 + n // 8, len(indices))  # some by 0: moved to where they were
+    moved = [(int(index), float(values[index])) for index in rng.permutation(indices)]
+    np.testing.assert_array_equal(_reordered(order, old_sorted, grown, moved), np.argsort(grown, kind="stable"))
 
 
 def test_few_waits_path_declines_a_busy_pool():

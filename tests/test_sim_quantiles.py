@@ -5,7 +5,7 @@ them."""
 import numpy as np
 import pytest
 
-from engine.sim.quantiles import quantile_cont, split_by
+from engine.sim.quantiles import OrderStatistics, group_quantiles, numpy_quantiles, quantile_cont, split_by
 from engine.sim.stats import quantile_table
 from engine.store import Store
 
@@ -78,3 +78,49 @@ def test_in_place_quantiles_read_the_same_numbers_and_leave_the_columns_alone():
         assert [(row[0], row[1], row[3]) for row in rows[1:]] == [
             (group, int(np.sum(groups == group)), quantile_cont(values[groups == group], (0.5, 0.99)))
             for group in present]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_numpy_quantiles_from_order_statistics_are_np_quantile(seed):
+    """The confidence intervals' ends (np.quantile's numbers, engine.sim.stats.quantile_cis) read from order
+    statistics selected a stretch at a time, asked for in several rounds as the intervals are: the same floats as
+    np.quantile, with ties, at 0 and 1, next to the positions already in place, and nan where a value is nan."""
+    rng = np.random.default_rng(seed)
+    for n in (1, 2, 3, 9, 100, 4097, int(rng.integers(5_000, 60_000))):
+        values = rng.lognormal(size=n) * 10.0 ** rng.uniform(-4, 1)
+        if seed % 3 == 1:
+            values = np.round(values, 2)
+        order = OrderStatistics(values.copy())
+        rounds = [list(QS), rng.uniform(0, 1, 5).tolist(), [0.5 - 1 / n, 0.5 + 1 / n, 0.99 + 0.5 / n, 1 - 1e-9]]
+        for qs in rounds:
+            qs = [min(1.0, max(0.0, q)) for q in qs]
+            assert numpy_quantiles(order, qs) == np.quantile(values, qs).tolist(), (n, qs)
+        assert sorted(order.values.tolist()) == sorted(values.tolist())  # a permutation, partitioned in place
+    with_nan = np.array([1.0, np.nan, 3.0])
+    assert all(np.isnan(numpy_quantiles(OrderStatistics(with_nan.copy()), (0.0, 0.5))))
+
+
+@pytest.mark.parametrize("layout", ["few", "in order", "many", "one low", "ties and nan"])
+def test_group_tail_quantiles_are_each_groups_own(layout):
+    """group_quantiles reads high quantiles (p99 by partition, by time bin) from the values above a threshold: the
+    same numbers as quantile_cont of each group's own values, in every layout of groups, where a group's tail lies
+    below the threshold (read from all its values), with ties and a nan; and the values are left alone."""
+    rng = np.random.default_rng(len(layout))
+    n = 50_000
+    groups = {"few": rng.integers(0, 4, n), "in order": np.sort(rng.integers(0, 100, n)),
+              "many": rng.integers(0, 300, n), "one low": rng.integers(0, 4, n),
+              "ties and nan": rng.integers(0, 5, n)}[layout]
+    values = rng.lognormal(size=n)
+    if layout == "one low":
+        values[groups == 2] *= 0.01  # its p99 far below the pool's p90
+    if layout == "ties and nan":
+        values = np.round(values, 1)
+        values[17] = np.nan
+    before = values.copy()
+    for qs in ((0.99,), (0.95, 0.999), (0.5, 0.99)):
+        ours = list(group_quantiles(groups, values, qs))
+        theirs = [(group, quantile_cont(values[groups == group], qs)) for group in sorted(set(groups.tolist()))]
+        assert [group for group, _ in ours] == [group for group, _ in theirs]
+        for (_, mine), (_, expected) in zip(ours, theirs):
+            np.testing.assert_array_equal(mine, expected)
+    np.testing.assert_array_equal(values, before)

@@ -7,7 +7,7 @@ import pytest
 from engine.analytic import Context, build_design, capacity
 from engine.scenario import load_scenario
 from engine.sim import simulate_design
-from engine.sim.stats import stability
+from engine.sim.stats import EndTimes, stability
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +59,19 @@ def test_stability_tests_on_a_plain_queue():
     ok, reason = stability(arrival, end, arrival[4000], arrival[-1], True, 1.2, 1.0)
     assert not ok and "queue growth" in reason and "throughput" in reason
     assert stability(arrival, end, arrival[4000], arrival[-1], False, 1.2, 1.0) == (True, None)  # closed loop
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_end_times_count_as_the_sorted_request_ends(seed):
+    """The stability and throughput tests read the sorted request ends as counts over the batches' sorted ends
+    (EndTimes): the same counts as np.searchsorted of every request's end, with tied ends, batches of no
+    requests and times on, between and beyond the ends."""
+    rng = np.random.default_rng(seed)
+    ends = np.sort(np.round(rng.uniform(0, 10, 500), 1))
+    requests = rng.integers(0, 4, 500)
+    per_request = np.repeat(ends, requests)
+    times = np.concatenate([ends[::7], rng.uniform(-1, 11, 50), [ends[0], ends[-1]]])
+    counted = EndTimes(ends, requests)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(counted.count(times, side), np.searchsorted(per_request, times, side=side))
+    assert counted.last() == per_request[-1]

@@ -8,6 +8,7 @@ import numpy as np
 
 from engine.sim import stats
 from engine.sim.hoststages import own_service_ratio
+from engine.sim.quantiles import narrow
 from engine.results import LatencySummary, SimulatedBatching, SimulatedPartition, SlaOutcome
 from engine.sim.result import LatencyHalfWidths, SimRecords, SimResult
 from engine.sim.workload import mlperf_bound_ms
@@ -38,14 +39,15 @@ def records(arrivals, host, log, host_shift: bool) -> dict[str, np.ndarray]:
     return cols
 
 
-def sorted_ends(log, end: np.ndarray) -> np.ndarray:
-    """Every request's end time, sorted. Batched: each batch's end repeated for its requests, in the order of the
-    batches' ends (a sort of far fewer batches than requests); else a merge sort of the request ends (in arrival
-    order they are nearly sorted already, which it takes as runs). The same array either way."""
+def sorted_ends(log, end: np.ndarray) -> stats.EndTimes:
+    """Every request's end time, sorted, read through counts (stats.EndTimes). Batched: the batches' ends sorted
+    with each one's number of requests (a sort of far fewer batches than requests, and no array of a value per
+    request: a batch's requests end together); else a merge sort of the request ends (in arrival order they are
+    nearly sorted already, which it takes as runs). The same counts either way."""
     if 2 * len(log.end) > len(end):
-        return np.sort(end, kind="stable")
+        return stats.EndTimes(np.sort(end, kind="stable"))
     order = np.argsort(log.end, kind="stable")
-    return np.repeat(log.end[order], log.n_requests[order])
+    return stats.EndTimes(log.end[order], log.n_requests[order])
 
 
 def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: int, warmup: float,
@@ -62,25 +64,32 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     t0, t1 = stats.window(arrival, end, first, offline, closed)
     span = max(t1 - t0, 1e-12)
 
-    latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine)
+    # a scratch array reused below (the same floats as the plain expressions, which make a new array each: a fresh
+    # process pays for every page it touches first): the percentiles' partitioned copy, then differences
+    scratch = np.empty(n)
+    latency, ci, n_groups = stats.latency_stats(cols, first, design.sla_percentile, engine, scratch=scratch)
     if offline:
         throughput = n / span
     elif closed:
         throughput = (n - first) / span
-    else:
-        throughput = float(np.count_nonzero((end >= t0) & (end <= t1))) / span
+    else:  # the requests that end in [t0, t1]
+        throughput = float(end_sorted.count(t1, "right") - end_sorted.count(t0, "left")) / span
         ci["throughput_rps"] = stats.throughput_ci(arrival, end_sorted, first, n_groups)
 
-    in_window = (arrival >= t0) & (arrival <= t1)
-    mean_in_system = stats.overlap(arrival, end, t0, t1) / span
-    arrival_rate = float(np.count_nonzero(in_window)) / span
-    mean_latency = float(latency_s[in_window].mean()) if in_window.any() else 0.0
+    in_window = stats.between(arrival, t0, t1)  # a slice where arrivals are in time order, else a mask
+    mean_in_system = stats.overlap(arrival, end, t0, t1, out=scratch) / span
+    arrival_rate = float(len(arrival[in_window])) / span if isinstance(in_window, slice) else \
+        float(np.count_nonzero(in_window)) / span
+    window_latency = latency_s[in_window]
+    mean_latency = float(window_latency.mean()) if len(window_latency) else 0.0
+    del window_latency
     little = {"L": mean_in_system, "lambda_rps": arrival_rate, "W_s": mean_latency,
               "rel_error": (abs(mean_in_system - arrival_rate * mean_latency) / mean_in_system
                             if mean_in_system > 0 else 0.0)}
 
-    measured = slice(first, n)
-    violation_rate = float(np.mean(latency_s[measured] > design.sla_s))
+    measured, n_measured = slice(first, n), n - first
+    # a count over the number measured: np.mean of the indicator's numbers (an exact integer sum, one rounding)
+    violation_rate = float(np.count_nonzero(latency_s[measured] > design.sla_s)) / (n - first)
     sla_key = percentile_key(design.sla_percentile)
     sla = SlaOutcome(latency_ms=design.sla_s * 1e3, percentile=design.sla_percentile * 100,
                      met=bool(latency[sla_key] <= design.sla_s * 1e3), latency_at_rate_ms=latency[sla_key])
@@ -90,46 +99,48 @@ def assemble(design, plan, workload, arrivals, host, log, *, host_stages, seed: 
     for stage, name, servers in zip(host_stages, host.names, host.servers):
         start, stop, enter = cols[f"{name}_start"], cols[f"{name}_end"], cols[f"{name}_enter"]
         breakdown[f"{name}_fixed"] = stage.fixed_s * 1e3
-        breakdown[f"{name}_wait"] = float(np.mean(start[measured] - enter[measured])) * 1e3
-        breakdown[name] = float(np.mean(stop[measured] - start[measured])) * 1e3
+        breakdown[f"{name}_wait"] = float(np.mean(np.subtract(start[measured], enter[measured],
+                                                               out=scratch[:n_measured]))) * 1e3
+        breakdown[name] = float(np.mean(np.subtract(stop[measured], start[measured], out=scratch[:n_measured]))) * 1e3
         # a capped pool's servers stay busy beyond a request's own time there (hoststages.own_service_ratio)
-        util[name] = (stats.overlap(start, stop, t0, t1) / (span * servers) / own_service_ratio(stage)
+        util[name] = (stats.overlap(start, stop, t0, t1, out=scratch) / (span * servers) / own_service_ratio(stage)
                       if servers else 0.0)
     ready, batch_start = cols["ready"][measured], cols["batch_start"][measured]
     formed = cols["batch_formed"][measured]
-    # waiting for the batch's rule to be met (not for a free instance after it); in place in one scratch array
-    # (the same floats as the plain expressions: a fresh process pays for every page it touches first)
-    batching_wait = np.minimum(formed, batch_start)
+    # waiting for the batch's rule to be met (not for a free instance after it)
+    batching_wait = np.minimum(formed, batch_start, out=scratch[:n_measured])
     np.subtract(batching_wait, ready, out=batching_wait)
     np.maximum(0.0, batching_wait, out=batching_wait)
     breakdown["batching_wait"] = float(batching_wait.mean()) * 1e3
     accelerator = design.accelerator
-    queue_wait = np.subtract(batch_start, ready)
+    queue_wait = np.subtract(batch_start, ready)  # the second scratch array, made only now
     np.subtract(queue_wait, batching_wait, out=queue_wait)
     breakdown[f"{accelerator}_queue"] = float(queue_wait.mean()) * 1e3
-    del batching_wait
     np.subtract(cols["end"][measured], batch_start, out=queue_wait)  # now the service time
     breakdown[f"{accelerator}_service"] = float(queue_wait.mean()) * 1e3
-    del queue_wait
+    del scratch, batching_wait, queue_wait
 
     batch_in_window = (log.start >= t0) & (log.start <= t1)
     by_partition = stats.quantile_table({"latency": latency_s[measured], "partition": cols["partition"][measured]},
                                         "latency", "partition", (0.99,), engine, total=False)
     latency_of = {group: (mean, quantiles[0]) for group, _, mean, quantiles in by_partition}  # (mean, p99) s
     partitions, busy = [], []
+    # each partition's batches as positions in the log (ascending: the columns' values in batch order, as a mask
+    # gives them), found on a one-byte copy of the partition column: an unbatched run logs a batch per request
+    partition_of = narrow(log.partition)
     for index, partition in enumerate(design.gpu.partitions):
-        mine = log.partition == index
+        mine = np.flatnonzero(partition_of == index)
         utilisation = stats.overlap(log.start[mine], log.end[mine], t0, t1) / span
         busy.append(utilisation)
         util[f"{accelerator}:{partition.label}"] = utilisation
-        counted = batch_in_window & mine
+        counted = mine[batch_in_window[mine]]  # its batches started in the window
         batch_max = plan.batch_max[index]
         partitions.append(SimulatedPartition(
             label=partition.label, partition=partition.name,
-            batch_max=batch_max[0] if len(batch_max) == 1 else batch_max, batches=int(counted.sum()),
+            batch_max=batch_max[0] if len(batch_max) == 1 else batch_max, batches=len(counted),
             requests=int(log.n_requests[counted].sum()),
-            mean_batch_items=float(log.items[counted].mean()) if counted.any() else 0.0,
-            mean_service_ms=float((log.end[counted] - log.start[counted]).mean() * 1e3) if counted.any() else 0.0,
+            mean_batch_items=float(log.items[counted].mean()) if len(counted) else 0.0,
+            mean_service_ms=float((log.end[counted] - log.start[counted]).mean() * 1e3) if len(counted) else 0.0,
             utilization=utilisation, latency_mean_ms=latency_of.get(index, (float("nan"),))[0] * 1e3,
             latency_p99_ms=latency_of.get(index, (0, float("nan")))[1] * 1e3))
     util[accelerator] = float(np.mean(busy))

@@ -38,6 +38,9 @@ from engine.sim.plan import GpuPlan
 from engine.sim.schedulers import SchedulerView, scheduler_for
 
 
+REPEAT_CHUNK = 1 << 13  # batches whose request numbers are written at a time (GpuEngine._log)
+
+
 @dataclass(frozen=True, slots=True)
 class GpuSpec:
     """The GPU side of a design: how each partition serves a batch, how batches form, who gets a request."""
@@ -64,6 +67,7 @@ class GpuRequests:
     lengths: Optional[np.ndarray] = None  # input lengths (variable-length models)
     arrival: Optional[np.ndarray] = None
     closed_loop: bool = False
+    ready_order: Optional[np.ndarray] = None  # np.argsort(ready, kind="stable") where known (else computed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,7 @@ class GpuEngine:
                 self.buckets += queue.buckets
         else:
             ready = requests.ready
-            order = np.argsort(ready, kind="stable")
+            order = requests.ready_order if requests.ready_order is not None else np.argsort(ready, kind="stable")
             # owner of the j-th request to reach the scheduler (ready order); a shared queue takes them all
             owner = None if shared else self.scheduler.static_assign(self.n_requests)
             queues = []
@@ -322,12 +326,23 @@ class GpuEngine:
         request_batch = np.full(self.n_requests, -1, dtype=np.int64)
         n_requests = _column(self.batch_requests, np.int64)
         if self.in_order is not None:  # batch k took the next n_requests[k] requests of its partition's bucket
-            bucket_of_batch = np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
+            shared = len(set(self.in_order)) == 1  # every batch took from the one bucket (first-idle)
+            bucket_of_batch = None if shared else \
+                np.asarray(self.in_order, dtype=np.int64)[np.asarray(self.batch_partition)]
             for index in dict.fromkeys(self.in_order):
-                batches = np.flatnonzero(bucket_of_batch == index)
-                counts = n_requests[batches]
+                if shared:  # no per-batch lookups: an unbatched run logs a batch per request
+                    batches, counts = np.arange(len(n_requests)), n_requests
+                else:
+                    batches = np.flatnonzero(bucket_of_batch == index)
+                    counts = n_requests[batches]
                 taken = np.asarray(self.buckets[index].ids[:int(counts.sum())], dtype=np.int64)
-                request_batch[taken] = np.repeat(batches, counts)
+                # a stretch of batches at a time: the repeated batch numbers stay in cache, not a new array of a
+                # value per request (a fresh process pays for every page it touches first)
+                ends = np.cumsum(counts)
+                for first in range(0, len(batches), REPEAT_CHUNK):
+                    last = min(len(batches), first + REPEAT_CHUNK)
+                    at = int(ends[first - 1]) if first else 0
+                    request_batch[taken[at:int(ends[last - 1])]] = np.repeat(batches[first:last], counts[first:last])
         batch = np.array(self.segment_batch, dtype=np.int64)
         bucket_of = np.array(self.segment_bucket, dtype=np.int64)
         position = np.array(self.segment_position, dtype=np.int64)

@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.stages import StageCost
 
+CHUNK = 1 << 15  # requests at a time where a pass needs a scratch array (it stays in cache)
+
 
 class HostTimes(BaseModel):
     """Per request and stage (columns): when it entered the queue, started service, left (s)."""
@@ -45,6 +47,9 @@ class HostTimes(BaseModel):
     start: tuple[np.ndarray, ...]
     end: tuple[np.ndarray, ...]
     ready: np.ndarray  # end of the last stage (arrival time when there is none): reaches the batcher
+    # np.argsort(ready, kind="stable") where the last stage's pool had it at little cost (fifo_pool_ordered), else
+    # None: the batcher's queue takes requests in that order
+    ready_order: Optional[np.ndarray] = None
 
 
 def pool_shape(stage: StageCost) -> tuple[int, float]:
@@ -92,20 +97,28 @@ def lognormal(mean: float, scv: float, n: int, rng: np.random.Generator) -> np.n
 
 def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Start and end times of a FIFO pool of k servers; `arrive` must be non-decreasing."""
+    start, end, _ = fifo_pool_ordered(arrive, service, k, ordered=False)
+    return start, end
+
+
+def fifo_pool_ordered(arrive: np.ndarray, service: np.ndarray, k: int,
+                      ordered: bool = True) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """fifo_pool's start and end times, and np.argsort(end, kind="stable") where its path for a pool with servers
+    to spare has it at little cost (_few_waits), else None (and None unless `ordered`)."""
     n = len(arrive)
     if n == 0:
-        return arrive.copy(), arrive.copy()
+        return arrive.copy(), arrive.copy(), None
     if k == 1:  # Lindley: end_i = max(a_i, end_{i-1}) + s_i, as a cumulative maximum
         csum = np.cumsum(service)
         end = csum + np.maximum.accumulate(arrive - csum + service)
-        return end - service, end
+        return end - service, end, None
     if k >= n:
-        return arrive.copy(), arrive + service
+        return arrive.copy(), arrive + service, None
     if not np.all(service > 0):  # the fast paths below need every request to end after it arrives
-        return _kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k)
-    start = _few_waits(arrive, service, k)
-    if start is not None:
-        return start, start + service
+        return (*_kiefer_wolfowitz(arrive, service, k, 0, [-math.inf] * k), None)
+    few = _few_waits(arrive, service, k, ordered)
+    if few is not None:
+        return few
     # Kiefer-Wolfowitz, with the stretches where a server is free at every arrival done in numpy. Its heap of
     # k free times holds the k latest ends so far (an end is never below the free time it replaces), so
     # request i starts at its arrival iff fewer than k of the earlier requests' ends are after it. Blocks of
@@ -143,12 +156,15 @@ def fifo_pool(arrive: np.ndarray, service: np.ndarray, k: int) -> tuple[np.ndarr
             block = min(1 << 16, max(256, 2 * free_run))
         else:
             block = min(1 << 16, block * 2)
-    return start, start + service
+    return start, start + service, None
 
 
-def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.ndarray]:
-    """fifo_pool's start times where few requests wait (a pool with servers to spare), or None where more than
-    about one in 500 would, or the pool is busy over 80 % of the time (fifo_pool's blocks do better there).
+def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int,
+               ordered: bool = False) -> Optional[tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]]:
+    """fifo_pool's (start, end) times where few requests wait (a pool with servers to spare), with, if `ordered`,
+    the order of the ends (np.argsort(end, kind="stable"), from the sort of the no-wait ends made anyway: the
+    batcher's queue takes requests in that order), else None; or None where more than about one in 500 would
+    wait, or the pool is busy over 80 % of the time (fifo_pool's blocks do better there).
 
     A request waits iff at least k earlier requests end after it arrives (fifo_pool's Kiefer-Wolfowitz reading).
     Had none waited, request j would end at e_j = arrival + service, and request i would find
@@ -162,11 +178,21 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
     n = len(arrive)
     if float(np.sum(service)) > 0.8 * k * float(arrive[-1] - arrive[0]):
         return None  # busy most of the time: many wait
-    ends = arrive + service  # the no-wait ends; the true ends once requests wait
-    no_wait_sorted = np.sort(ends, kind="stable")  # nearly sorted already: a merge sort takes its runs
+    ends = arrive + service  # the no-wait ends; the true ends once requests wait (start + service: returned)
+    # nearly sorted already: a merge sort takes its runs
+    by_end = np.argsort(ends, kind="stable") if ordered else None
+    no_wait_sorted = ends[by_end] if ordered else np.sort(ends, kind="stable")
     # k earlier ends after a_i include one at index <= i - k, so only requests behind an end that reaches past
-    # them (a running maximum) are counted
-    maybe = k + np.flatnonzero(np.maximum.accumulate(ends[:-k]) > arrive[k:])
+    # them (a running maximum, a cache-sized chunk at a time: no temporary of a value per request) are counted
+    maybe_parts, reach_so_far = [], -math.inf
+    for at in range(0, n - k, CHUNK):
+        stop = min(n - k, at + CHUNK)
+        running = np.maximum.accumulate(ends[at:stop])
+        np.maximum(running, reach_so_far, out=running)
+        reach_so_far = float(running[-1])
+        maybe_parts.append(k + at + np.flatnonzero(running > arrive[k + at:k + stop]))
+    maybe = np.concatenate(maybe_parts) if maybe_parts else np.zeros(0, dtype=np.int64)
+    del maybe_parts
     busy = maybe - np.searchsorted(no_wait_sorted, arrive[maybe], side="right")
     waits = maybe[busy >= k].tolist()
     del busy, maybe
@@ -177,6 +203,7 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
     reach = 2 * float(service.max())  # requests that arrived longer ago than this ended without waiting
     extra = np.zeros(n, dtype=np.int32)  # waited requests still in service beyond their no-wait end
     late: list[tuple[float, int]] = []  # (true end, index) of the waited requests
+    moved: list[tuple[int, float]] = []  # (index, no-wait end) of every request that waited
     taken, count = -1, 0
     while waits:
         i = heapq.heappop(waits)
@@ -201,6 +228,7 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
         no_wait_end, end = float(ends[i]), free_at + float(service[i])
         start[i], ends[i] = free_at, end
         late.append((end, i))
+        moved.append((i, no_wait_end))
         # the requests arriving in [no-wait end, true end) find one more request in service than counted
         low = int(np.searchsorted(arrive, no_wait_end, side="left"))
         high = int(np.searchsorted(arrive, end, side="left"))
@@ -209,7 +237,46 @@ def _few_waits(arrive: np.ndarray, service: np.ndarray, k: int) -> Optional[np.n
             busy = np.arange(low, high) - np.searchsorted(no_wait_sorted, arrive[low:high], side="right")
             for index in (low + np.flatnonzero(busy + extra[low:high] >= k)).tolist():
                 heapq.heappush(waits, index)
-    return start
+    return start, ends, (_reordered(by_end, no_wait_sorted, ends, moved) if ordered else None)
+
+
+def _reordered(order: np.ndarray, old_sorted: np.ndarray, values: np.ndarray,
+               moved: list[tuple[int, float]]) -> np.ndarray:
+    """np.argsort(values, kind="stable") from `order`, that of the values before the `moved` ones (index, value
+    before) grew (old_sorted: the values before, in that order): the moved are taken out and put back where their
+    new values go, after the equal values of lower index."""
+    if not moved:
+        return order
+    indices = np.array([index for index, _ in moved], dtype=np.int64)
+    before = np.array([value for _, value in moved])
+    # where each sits in `order`: in the run of its value before, whose indices are in ascending order
+    low = np.searchsorted(old_sorted, before, side="left")
+    high = np.searchsorted(old_sorted, before, side="right")
+    removed = sorted(at + int(np.searchsorted(order[at:stop], index)) for index, at, stop in zip(indices, low, high))
+    after = values[indices]
+    # among the rest (the values before, less the moved): those below the new value, then the equal ones of
+    # lower index
+    places = np.searchsorted(old_sorted, after, side="left") - np.searchsorted(np.sort(before), after, side="left")
+    moved_set = set(indices.tolist())
+    for which, (index, value) in enumerate(zip(indices.tolist(), after.tolist())):
+        at, stop = np.searchsorted(old_sorted, value, side="left"), np.searchsorted(old_sorted, value, side="right")
+        if stop > at:
+            places[which] += sum(1 for other in order[at:stop].tolist() if other < index and other not in moved_set)
+    by_place = np.lexsort((indices, after))  # by new value, then index: their order where places are equal
+    inserts = list(zip(places[by_place].tolist(), indices[by_place].tolist()))
+    # the rest is `order` less the removed positions, a slice between each two of them; the moved go in before the
+    # rest's element at their place: one new array, of the slices and the moved between them
+    pieces, done, last = [], 0, len(removed)  # done: elements of the rest before the current slice
+    for number, (start, stop) in enumerate(zip([0] + [position + 1 for position in removed], removed + [len(order)])):
+        at = start
+        while inserts and (inserts[0][0] < done + stop - start or number == last):
+            place, index = inserts.pop(0)
+            cut = start + place - done
+            pieces += [order[at:cut], np.array([index], dtype=order.dtype)]
+            at = cut
+        pieces.append(order[at:stop])
+        done += stop - start
+    return np.concatenate(pieces)
 
 
 def _kiefer_wolfowitz(arrive: np.ndarray, service: np.ndarray, k: int, first: int, free: list,
@@ -243,8 +310,10 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
     names, servers, enters, starts, ends = [], [], [], [], []
     leave = arrive  # when each request leaves the previous stage
     scale = None  # sizes / q_mean, made when a stage has a per-item part and the sizes differ
-    for stage, rng in zip(stages, rngs):
+    order = None  # np.argsort(leave, kind="stable") where the pool just passed gave it
+    for number, (stage, rng) in enumerate(zip(stages, rngs)):
         n_servers, mean = pool_shape(stage)
+        order = None
         enter = leave + stage.fixed_s
         if n_servers == 0:
             start = end = enter
@@ -262,13 +331,14 @@ def run_host(stages: tuple[StageCost, ...], arrive: np.ndarray, sizes: np.ndarra
                 start_sorted, end_sorted = fifo_pool(enter[order], service[order], n_servers)
                 start, end = np.empty(n), np.empty(n)
                 start[order], end[order] = start_sorted, end_sorted
-            else:
-                start, end = fifo_pool(enter, service, n_servers)
+            else:  # the last stage's order of ends is the batcher's (wanted only there)
+                start, end, order = fifo_pool_ordered(enter, service, n_servers, ordered=number == len(stages) - 1)
             own = own_service_ratio(stage)
             if own < 1:  # the server stays busy for the whole service; the request leaves after its own share
                 end = start + (end - start) * own
+                order = None
         names.append(stage.name), servers.append(n_servers), enters.append(enter), starts.append(start)
         ends.append(end)
         leave = end
     return HostTimes(names=tuple(names), servers=tuple(servers), enter=tuple(enters), start=tuple(starts),
-                     end=tuple(ends), ready=leave)
+                     end=tuple(ends), ready=leave, ready_order=order)

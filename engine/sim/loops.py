@@ -100,7 +100,7 @@ def _loop_unbatched(engine: GpuEngine) -> None:
     bucket.head = known
     start = np.asarray(engine.batch_start)
     engine.batch_formed = np.minimum(np.asarray(ready), start)  # due (its arrival), or one ulp past the wait
-    engine.batch_items = items_of.astype(np.int64)
+    engine.batch_items = items_of.astype(np.int64, copy=False)  # a gather of its own already
     engine.batch_requests = np.ones(known, dtype=np.int64)
     engine.in_order = [bucket.index] * engine.n_partitions
 
@@ -202,12 +202,12 @@ def _formed(engine: GpuEngine, bucket, caps: list[int], time_queue_s: float) -> 
     start = np.frombuffer(engine.batch_start, dtype=np.float64)
     if not len(counts):
         return np.zeros(0)
-    ready, ids = engine.requests.ready, bucket.ids  # the bucket's k-th request is ids[k]
+    ready = np.frombuffer(bucket.ready, dtype=np.float64)  # the bucket's k-th request's ready time (a copy)
     head = np.cumsum(counts) - counts
     last = head + np.asarray(caps, dtype=np.int64)[np.frombuffer(engine.batch_partition, dtype=np.int64)] - 1
-    due = ready[ids[head]] + time_queue_s
-    full = last < len(ids)
-    due[full] = np.minimum(due[full], ready[ids[last[full]]])
+    due = ready[head] + time_queue_s
+    full = last < len(ready)
+    due[full] = np.minimum(due[full], ready[last[full]])
     return np.minimum(due, start)
 
 

@@ -151,7 +151,8 @@ def prepare(design, n_requests: Optional[int] = None, *, duration_s: Optional[fl
     spec = GpuSpec(service=gpu_service, plan=plan, scheduler=design.scheduler.value, sla_s=design.sla_s,
                    alpha=design.scenario.scheduler.alpha, beta=design.scenario.scheduler.beta)
     requests = GpuRequests(ready=host.ready, sizes=arrivals.size, lengths=arrivals.length,
-                           arrival=None if closed else arrivals.t, closed_loop=closed)
+                           arrival=None if closed else arrivals.t, closed_loop=closed,
+                           ready_order=None if closed else host.ready_order)
     return PreparedRun(workload=workload, service=service, with_host=with_host, stages=stages, arrivals=arrivals,
                        host=host, plan=plan, spec=spec, requests=requests, notes=notes)
 

@@ -19,13 +19,50 @@ from typing import Optional
 
 import numpy as np
 
-from engine.sim.quantiles import quantile_cont, quantile_cont_partitioned, split_by
+from engine.sim.quantiles import (OrderStatistics, group_quantiles, numpy_quantiles, quantile_cont,
+                                  quantile_cont_partitioned, split_by)
 from engine.sim.result import t975
 from engine.store import Store
 from engine.profiles.tails import percentile_key
 
 GROUPS = 20
 CHUNK = 1 << 15  # elements of a scratch chunk that stays in cache (256 KiB of doubles)
+
+
+class EndTimes:
+    """Every request's end time in sorted order, read through counts (what np.searchsorted of that array gives):
+    the batches' end times sorted with each one's number of requests (a batch's requests end together, so no array
+    of a value per request), or the request ends themselves, sorted."""
+
+    __slots__ = ("ends", "ended")
+
+    def __init__(self, ends: np.ndarray, requests: Optional[np.ndarray] = None):
+        if requests is not None and not np.all(requests > 0):  # a batch of no requests ends none
+            ends, requests = ends[requests > 0], requests[requests > 0]
+        self.ends = ends  # sorted
+        # requests ended by the i-th end (exclusive), or None: one request an end
+        self.ended = None if requests is None else np.concatenate(([0], np.cumsum(requests)))
+
+    def count(self, times, side: str = "right"):
+        """Requests that ended at or before each time (side 'right'), or before it ('left')."""
+        at = np.searchsorted(self.ends, times, side=side)
+        return at if self.ended is None else self.ended[at]
+
+    def last(self) -> float:
+        """The latest end."""
+        return float(self.ends[-1])
+
+
+def end_times(end_sorted) -> EndTimes:
+    """EndTimes, or the request ends themselves sorted (an array) read as one."""
+    return end_sorted if isinstance(end_sorted, EndTimes) else EndTimes(np.asarray(end_sorted))
+
+
+def between(values: np.ndarray, low: float, high: float):
+    """Where low <= values <= high: a slice where the values are in order (arrival times), else a mask."""
+    if len(values) and not np.all(values[1:] >= values[:-1]):
+        return (values >= low) & (values <= high)
+    return slice(int(np.searchsorted(values, low, side="left")), int(np.searchsorted(values, high, side="right")))
 
 
 def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, ...], engine: str,
@@ -49,10 +86,8 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
         if engine == "quantile_cont":
             rows = [(None, counts[None], means[None], quantile_cont(values, qs))] if (total or by is None) else []
             if by is not None:
-                # a group's values gathered by a mask or a sort are a copy of its own, partitioned in place
-                rows += [(group, counts[group], means[group],
-                          quantile_cont(chunk, qs, overwrite=not np.may_share_memory(chunk, values)))
-                         for group, chunk in split_by(cols[by], values)]
+                rows += [(group, counts[group], means[group], quantiles)
+                         for group, quantiles in group_quantiles(cols[by], values, qs)]
             return rows
         frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
         quantile_columns = [column for column in frame.columns if column.startswith("q")]
@@ -68,12 +103,13 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
     return rows
 
 
-def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float) -> float:
+def overlap(start: np.ndarray, end: np.ndarray, t0: float, t1: float, out: Optional[np.ndarray] = None) -> float:
     """Total time the intervals [start, end] spend inside [t0, t1].
 
     One full-length array (the clipped ends, from which the clipped starts are taken away a cache-sized chunk at
-    a time) where the plain expression makes three: the same differences, summed as one array, so the same sum."""
-    inside = np.clip(end, t0, t1)
+    a time) where the plain expression makes three: the same differences, summed as one array, so the same sum.
+    out: a scratch array at least as long to hold it (else a new one)."""
+    inside = np.clip(end, t0, t1, out=None if out is None else out[:len(end)])
     for at in range(0, len(inside), CHUNK):
         inside[at:at + CHUNK] -= np.clip(start[at:at + CHUNK], t0, t1)
     return float(np.sum(inside))
@@ -91,8 +127,9 @@ def window(arrival: np.ndarray, end: np.ndarray, first: int, offline: bool, clos
     return t0, t1
 
 
-def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
+def latency_stats(cols: dict, first: int, sla_pct: float, engine: str, scratch: Optional[np.ndarray] = None):
     """latency_ms, ci (ms) and the number of batches of the mean's interval, from the measured requests.
+    scratch: an array at least as long as them for the copy the percentiles partition (else a new one).
 
     The mean's 95 % half-width is batch means over GROUPS consecutive groups; each percentile's is
     quantile_ci's (batch means of the exceedance indicator, inverted through the quantile function).
@@ -103,7 +140,10 @@ def latency_stats(cols: dict, first: int, sla_pct: float, engine: str):
     n_groups = GROUPS if n_measured >= 40 * GROUPS else max(2, n_measured // 40) if n_measured >= 80 else 1
     qs = tuple(dict.fromkeys((0.5, 0.95, 0.99, round(sla_pct, 6))))
     if engine == "quantile_cont":  # quantile_table's numbers, keeping the partitioned copy for the intervals
-        mean, (quantiles, ordered) = float(measured.mean()), quantile_cont_partitioned(measured, qs)
+        copy = measured.copy() if scratch is None else scratch[:n_measured]
+        if scratch is not None:
+            copy[...] = measured
+        mean, (quantiles, ordered) = float(measured.mean()), quantile_cont_partitioned(copy, qs, overwrite=True)
     else:
         _, _, mean, quantiles = quantile_table({"latency": measured}, "latency", None, qs, engine)[0]
         ordered = None  # the column itself: quantile_cis copies it (it partitions `ordered` in place)
@@ -153,34 +193,36 @@ def quantile_ci(x: np.ndarray, p: float, estimate: float) -> float:
     return quantile_cis(x, (p,), (estimate,))[0]
 
 
-def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[np.ndarray] = None) -> list[float]:
-    """quantile_ci of several quantiles of one sequence, their interval ends read in one pass over x (one
-    partial sort, not two per quantile; the same order statistics, so the same numbers). ordered: the same
-    values in any order, a scratch copy that is partitioned further in place (a partially sorted copy is quicker
-    to read the ends from); x's own order makes the batches."""
+def quantile_cis(x: np.ndarray, ps, estimates, ordered: Optional[OrderStatistics] = None) -> list[float]:
+    """quantile_ci of several quantiles of one sequence, their interval ends read as np.quantile would (the same
+    order statistics, so the same numbers) from one scratch copy. ordered: the order statistics of the same
+    values already selected (the estimates'), whose copy is partitioned further in place, each end within the
+    stretch between positions already in place; x's own order makes the batches."""
     n = len(x)
     ends: list[tuple[int, float, float]] = []  # (which, p - h, p + h)
     for which, (p, estimate) in enumerate(zip(ps, estimates)):
         n_batches = quantile_batches(n, p)
         if n < 2 * n_batches:
             continue
-        below = np.array([np.mean(batch <= estimate) for batch in np.array_split(x, n_batches)])
+        # each batch's share at or below: a count over its length (np.mean's numbers: an exact sum, one rounding)
+        below = np.array([np.count_nonzero(batch <= estimate) / len(batch) for batch in np.array_split(x, n_batches)])
         half_width = float(t975(n_batches - 1) * below.std(ddof=1) / math.sqrt(n_batches))  # of the probability
         half_width = max(half_width, 1.0 / n)  # at least one order statistic either side
         ends.append((which, max(0.0, p - half_width), min(1.0, p + half_width)))
     out = [math.nan] * len(ps)
     if ends:
         # a partially sorted copy is the caller's own scratch: partitioned further in place, not copied again
-        values = np.quantile(x if ordered is None else ordered, [q for _, low, high in ends for q in (low, high)],
-                             overwrite_input=ordered is not None).tolist()
+        order = ordered if ordered is not None else OrderStatistics(x.copy())
+        values = numpy_quantiles(order, [q for _, low, high in ends for q in (low, high)])
         for index, (which, _, _) in enumerate(ends):
             low, high = values[2 * index], values[2 * index + 1]
             out[which] = max(estimates[which] - low, high - estimates[which])
     return out
 
 
-def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, n_groups: int) -> Optional[float]:
+def throughput_ci(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, first: int, n_groups: int) -> Optional[float]:
     """95 % half-width of the throughput (req/s): batch means over n_groups spans of the measured arrivals."""
+    end_sorted = end_times(end_sorted)
     if n_groups < 2:
         return None
     bounds = first + (np.arange(n_groups + 1) * (len(arrival) - 1 - first)) // n_groups
@@ -188,23 +230,24 @@ def throughput_ci(arrival: np.ndarray, end_sorted: np.ndarray, first: int, n_gro
     span = np.diff(edges)
     if np.any(span <= 0):
         return None
-    done = np.diff(np.searchsorted(end_sorted, edges, side="right"))
+    done = np.diff(end_sorted.count(edges))
     rates = done / span
     return float(t975(n_groups - 1) * rates.std(ddof=1) / math.sqrt(n_groups))
 
 
-def growth(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float) -> tuple[float, float]:
+def growth(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, t0: float, t1: float) -> tuple[float, float]:
     """(least-squares slope of the number in system over [t0, t1] in requests/s, its rise over the window)."""
+    end_sorted = end_times(end_sorted)
     times = np.linspace(t0, t1, 41)
-    in_system = np.searchsorted(arrival, times, side="right") - np.searchsorted(end_sorted, times, side="right")
+    in_system = np.searchsorted(arrival, times, side="right") - end_sorted.count(times)
     if t1 <= t0:
         return 0.0, 0.0
     slope = float(np.polyfit(times - t0, in_system, 1)[0])
     return slope, slope * (t1 - t0)
 
 
-def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float, open_loop: bool, rate: float,
-              capacity: float) -> tuple[bool, Optional[str]]:
+def stability(arrival: np.ndarray, end_sorted: EndTimes | np.ndarray, t0: float, t1: float, open_loop: bool,
+              rate: float, capacity: float) -> tuple[bool, Optional[str]]:
     """The run's own verdict: (stable, which test tripped and by how much, or None).
 
     Two tests on the measurement window [t0, t1], each with a tolerance of max(20 requests, 2 % of the
@@ -216,6 +259,7 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
     The analytic capacity is not a test (it can be wrong, which is what the simulator is for); it is
     quoted in the reason for context. The run always goes to its last request, so nothing says it stopped.
     """
+    end_sorted = end_times(end_sorted)
     if not open_loop or t1 <= t0:
         return True, None
     reasons = []
@@ -226,7 +270,7 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
         reasons.append(f"queue growth: the number in system rose by {rise:,.0f} requests over the second half "
                        f"of the run ({slope:,.1f} requests/s)")
     offered = int(np.searchsorted(arrival, t1, side="right") - np.searchsorted(arrival, t0, side="left"))
-    done = int(np.searchsorted(end_sorted, t1, side="right") - np.searchsorted(end_sorted, t0, side="left"))
+    done = int(end_sorted.count(t1, "right") - end_sorted.count(t0, "left"))
     if offered - done > max(20.0, 0.02 * offered):
         reasons.append(f"throughput: {done:,} requests completed against {offered:,} offered in the measurement "
                        f"window ({done / offered:.1%})")
@@ -237,10 +281,11 @@ def stability(arrival: np.ndarray, end_sorted: np.ndarray, t0: float, t1: float,
     return False, "; ".join(reasons) + f" ({context})"
 
 
-def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
+def timeseries(cols: dict, end_sorted: EndTimes | np.ndarray, engine: str, bins: int = 100) -> dict[str, list[float]]:
     """Per time bin (by arrival): arrival rate, completion rate, mean and p99 latency, number in system."""
+    end_sorted = end_times(end_sorted)
     arrival = cols["arrival"]
-    t_end = float(arrival[-1]) if arrival[-1] > 0 else float(end_sorted[-1])
+    t_end = float(arrival[-1]) if arrival[-1] > 0 else end_sorted.last()
     edges = np.linspace(0.0, t_end, bins + 1)
     width = edges[1] - edges[0] if t_end > 0 else 1.0
     bin_of = (np.minimum(bins - 1, (arrival / width).astype(np.int64)) if t_end > 0
@@ -252,9 +297,8 @@ def timeseries(cols: dict, end_sorted: np.ndarray, engine: str, bins: int = 100)
     for index, _, bin_mean, quantiles in table:
         p99[index], mean[index] = quantiles[0] * 1e3, bin_mean * 1e3
     arrivals = np.bincount(bin_of, minlength=bins) / width
-    done = np.diff(np.searchsorted(end_sorted, edges, side="right")) / width
-    in_system = (np.searchsorted(arrival, edges[1:], side="right")
-                 - np.searchsorted(end_sorted, edges[1:], side="right"))
+    done = np.diff(end_sorted.count(edges)) / width
+    in_system = np.searchsorted(arrival, edges[1:], side="right") - end_sorted.count(edges[1:])
     return {"t_s": edges[1:].tolist(), "arrivals_rps": arrivals.tolist(), "throughput_rps": done.tolist(),
             "mean_ms": mean.tolist(), "p99_ms": p99.tolist(), "in_system": in_system.astype(float).tolist()}
 
