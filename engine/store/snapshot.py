@@ -33,6 +33,7 @@ from engine.catalog import Catalog
 from engine.seed.records import TABLES
 from engine.store import SCHEMA_VERSION, SEED_DIR, USER_TABLES, Store, StoreError, _user_dir_of, catalog_of, \
     resolve_db_path, seed_hash
+from engine.store.build import _sql_type
 
 log = logging.getLogger("kneepoint.store")
 
@@ -43,8 +44,8 @@ SNAPSHOT_TABLES = ("gpus", "mig_profiles", "mig_placements", "models", "model_co
                    "preprocessing_points", "prices_power")
 #: the key of the latency points, in latency_records' order (not records' order)
 LATENCY = "latency_records"
-#: the only Python types a row value may have (DuckDB's BIGINT, DOUBLE, BOOLEAN, VARCHAR and NULL); JSON keeps each
-_PLAIN = (type(None), bool, int, float, str)
+#: the Python type of each SQL type a store column has (engine.store.build._sql_type); JSON gives each back as it was
+_PY_TYPES = {"BIGINT": int, "DOUBLE": float, "BOOLEAN": bool, "VARCHAR": str}
 
 __all__ = ["RowsSnapshot", "open_rows", "load_snapshot", "refresh_snapshot", "snapshot_path", "current_version"]
 
@@ -57,6 +58,12 @@ def snapshot_path(db_path: Path) -> Path:
 def _columns(key: str) -> list[str]:
     """The columns a table of the snapshot must have: its row model's fields, in order."""
     return list(TABLES["latency_points" if key == LATENCY else key][0].model_fields)
+
+
+def _value_types(key: str) -> list[tuple[type, type]]:
+    """The types a value of each column may have: its SQL type's, or None's (NULL)."""
+    fields = TABLES["latency_points" if key == LATENCY else key][0].model_fields.values()
+    return [(_PY_TYPES[_sql_type(f.annotation)], type(None)) for f in fields]
 
 
 def _status(path: Path) -> Optional[list[int]]:
@@ -188,9 +195,7 @@ def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[st
     """Write the snapshot atomically (a temporary file renamed into place); False, and nothing written, where the
     rows are not what a snapshot holds (another table layout, a value JSON would not give back) or the directory
     cannot be written."""
-    if sorted(tables) != sorted((*SNAPSHOT_TABLES, LATENCY)) \
-            or any(columns != _columns(key) for key, (columns, _) in tables.items()) \
-            or any(type(v) not in _PLAIN for _, rows in tables.values() for row in rows for v in row):
+    if not _writable(tables):
         log.debug("rows snapshot not written: the store's rows are not in the snapshot's layout")
         return False
     body = json.dumps({key: {"columns": columns, "rows": rows} for key, (columns, rows) in tables.items()},
@@ -209,3 +214,16 @@ def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[st
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+def _writable(tables: dict[str, tuple[list[str], list[list]]]) -> bool:
+    """True if `tables` are the snapshot's, each with its model's columns and every value of its column's type (or
+    None): what a reader may then take on the digest's word, without checking each value again."""
+    if sorted(tables) != sorted((*SNAPSHOT_TABLES, LATENCY)):
+        return False
+    for key, (columns, rows) in tables.items():
+        kinds = _value_types(key)
+        if columns != _columns(key) or any(len(row) != len(kinds) or not all(type(v) in ok for v, ok in zip(row, kinds))
+                                           for row in rows):
+            return False
+    return True
