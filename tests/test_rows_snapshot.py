@@ -351,3 +351,27 @@ def test_the_default_location_is_beside_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("KNEEPOINT_DB", str(tmp_path / "here.duckdb"))
     open_rows(seed_dir=SEED_DIR)
     assert (tmp_path / "here.duckdb.rows.json").is_file()
+
+
+def test_the_writer_refuses_rows_a_reader_could_not_take_on_trust(db):
+    """Only rows of the snapshot's tables, with their models' columns and each value of its column's SQL type (or
+    NULL), are written: the reader checks the digest and the shape, not each value."""
+    store = Store(db)
+    version, good = snap.current_version(db), snap._read(store)
+    store.close()
+
+    def spoiled(key: str, change) -> dict:
+        tables = {k: (list(cols), [list(r) for r in rows]) for k, (cols, rows) in good.items()}
+        change(tables[key])
+        return tables
+
+    sku = good["gpus"][0].index("sku")
+    for tables in (spoiled("gpus", lambda t: t[1][0].__setitem__(sku, 7)),  # a number in a text column
+                   spoiled("model_costs", lambda t: t[1][3].__setitem__(t[0].index("op"), True)),  # bool for int
+                   spoiled("prices_power", lambda t: t[1][0].__setitem__(t[0].index("value"), "1.5")),
+                   spoiled("models", lambda t: t[1][0].append(None)),  # a value too many
+                   spoiled("gpus", lambda t: t[0].reverse()),  # the columns in another order
+                   {k: v for k, v in good.items() if k != "gpus"}):  # a table missing
+        assert not snap.write_snapshot(db, version, tables)
+        assert not snapshot_path(db).exists()
+    assert snap.write_snapshot(db, version, good) and load_snapshot(db) is not None

@@ -223,7 +223,9 @@ def _writable(tables: dict[str, tuple[list[str], list[list]]]) -> bool:
         return False
     for key, (columns, rows) in tables.items():
         kinds = _value_types(key)
-        if columns != _columns(key) or any(len(row) != len(kinds) or not all(type(v) in ok for v, ok in zip(row, kinds))
-                                           for row in rows):
+        if columns != _columns(key) or any(len(row) != len(kinds) for row in rows):
+            return False
+        # column by column, the set of the types found (a pass in C over each column) within the types allowed
+        if rows and not all(set(map(type, values)) <= set(ok) for values, ok in zip(zip(*rows), kinds)):
             return False
     return True
