@@ -162,6 +162,17 @@ def test_an_edited_seed_table_rebuilds_the_database_and_refreshes_the_snapshot(s
     assert refreshed is not None and refreshed.records("prices_power") == Store(db, seed_copy).records("prices_power")
 
 
+def test_an_edit_to_the_code_that_shapes_the_rows_makes_the_snapshot_stale(db, tmp_path, monkeypatch):
+    assert {p.name for p in snap.CODE_FILES} >= {"__init__.py", "snapshot.py", "records.py"}
+    code = tmp_path / "queries.py"  # stands for one of them (the real ones are this checkout's source)
+    code.write_text("ORDER = 'model, sku'\n")
+    monkeypatch.setattr(snap, "CODE_FILES", (*snap.CODE_FILES, code))
+    open_rows(db)
+    assert load_snapshot(db) is not None
+    code.write_text("ORDER = 'sku, model'\n")
+    assert load_snapshot(db) is None
+
+
 def test_a_snapshot_of_another_database_file_is_not_used(db, tmp_path):
     open_rows(db)
     other = tmp_path / "other.duckdb"

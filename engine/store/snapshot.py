@@ -5,7 +5,7 @@ It holds exactly what Context.from_store and ProfileBook.from_store read (SNAPSH
 the latency points in `latency_records` order), as the store returned them, with the version they were read at:
 the database's path and file status (size, times, inode; its write-ahead log's too), the seed tables' hash (the
 store's own test of whether its database is current, which it also computes on every open), the status of each
-user-rows file, and this file's format. `<database>.rows.json` is one line of header (that version and the
+user-rows file, this file's format and a hash of the code that shapes the rows (CODE_FILES). `<database>.rows.json` is one line of header (that version and the
 SHA-256 of the rest) and then the rows, one JSON object: JSON, so loading it can run no code.
 
 open_rows() uses the snapshot only when its version equals the one worked out now (stat calls and the seed hash;
@@ -29,6 +29,9 @@ import uuid
 from pathlib import Path
 from typing import Optional
 
+import engine.seed.records as records_module
+import engine.store as store_module
+import engine.store.build as build_module
 from engine.catalog import Catalog
 from engine.seed.records import TABLES
 from engine.store import SCHEMA_VERSION, SEED_DIR, USER_TABLES, Store, StoreError, _user_dir_of, catalog_of, \
@@ -75,11 +78,24 @@ def _status(path: Path) -> Optional[list[int]]:
     return [s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_dev]
 
 
+#: the code that shapes the rows the store gives (its views, queries and orders; the row models; this file): an edit
+#: to any of them makes a snapshot written before it stale, as a new seed table does
+CODE_FILES = (Path(store_module.__file__), Path(build_module.__file__), Path(records_module.__file__), Path(__file__))
+
+
+def _code_hash() -> str:
+    h = hashlib.sha256()
+    for path in CODE_FILES:
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def current_version(db_path: Path, seed_dir: Path = SEED_DIR) -> dict:
     """What the rows the store would give now depend on, as JSON values (raises OSError or SeedError where a
     file cannot be read or a seed table is missing: the caller then asks the store)."""
     user_dir = _user_dir_of(db_path)
-    return {"format": FORMAT, "schema": SCHEMA_VERSION, "db": str(db_path), "db_file": _status(db_path),
+    return {"format": FORMAT, "code": _code_hash(), "schema": SCHEMA_VERSION, "db": str(db_path),
+            "db_file": _status(db_path),
             "wal": _status(db_path.with_name(db_path.name + ".wal")), "seed_dir": str(seed_dir),
             "seed_hash": seed_hash(seed_dir), "user_dir": str(user_dir),
             "user_files": {t: _status(user_dir / f"{t}.parquet") for t in USER_TABLES}}
