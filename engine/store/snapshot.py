@@ -1,12 +1,14 @@
 """The rows snapshot: the store rows `python -m engine evaluate` reads, kept beside the database as JSON, so a warm
-run answers without DuckDB (its import, opening the store and ten queries were ~0.17 s of a 0.6 s run).
+run answers without DuckDB (importing it, opening the store and its ten queries took ~0.1 s of a 0.6 s run; the
+snapshot takes ~0.02 s: benchmarks/cli_startup.py).
 
 It holds exactly what Context.from_store and ProfileBook.from_store read (SNAPSHOT_TABLES through `records`, and
 the latency points in `latency_records` order), as the store returned them, with the version they were read at:
 the database's path and file status (size, times, inode; its write-ahead log's too), the seed tables' hash (the
 store's own test of whether its database is current, which it also computes on every open), the status of each
-user-rows file, this file's format and a hash of the code that shapes the rows (CODE_FILES). `<database>.rows.json` is one line of header (that version and the
-SHA-256 of the rest) and then the rows, one JSON object: JSON, so loading it can run no code.
+user-rows file, this file's format and a hash of the code that shapes the rows (CODE_FILES). The file,
+`<database>.rows.json`, is one line of header (that version and the SHA-256 of the rest) and then the rows, one
+JSON object: JSON, so loading it can run no code.
 
 open_rows() uses the snapshot only when its version equals the one worked out now (stat calls and the seed hash;
 no DuckDB), its digest matches and every table has the columns of its row model; anything else (missing, stale,
