@@ -213,7 +213,7 @@ def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[st
     """Write the snapshot atomically (a temporary file renamed into place); False, and nothing written, where the
     rows are not what a snapshot holds (another table layout, a value JSON would not give back) or the directory
     cannot be written."""
-    if not _writable(tables):
+    if not _in_layout(tables):
         log.debug("rows snapshot not written: the store's rows are not in the snapshot's layout")
         return False
     body = json.dumps({key: {"columns": columns, "rows": rows} for key, (columns, rows) in tables.items()},
@@ -234,7 +234,7 @@ def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[st
             tmp.unlink(missing_ok=True)
 
 
-def _writable(tables: dict[str, tuple[list[str], list[list]]]) -> bool:
+def _in_layout(tables: dict[str, tuple[list[str], list[list]]]) -> bool:
     """True if `tables` are the snapshot's, each with its model's columns and every value of its column's type (or
     None): what a reader may then take on the digest's word, without checking each value again."""
     if sorted(tables) != sorted((*SNAPSHOT_TABLES, LATENCY)):
