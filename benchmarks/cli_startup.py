@@ -6,6 +6,13 @@ With `--base DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`), t
 interleaved run by run with this checkout's so that both see the same load, and the ratio is printed. The store
 is built before the first timed run in each checkout, so no run pays for building it.
 
+That untimed first run also leaves the store's rows snapshot (engine.store.snapshot), so the `evaluate` rows time
+the warm path: the rows read from the snapshot, DuckDB never imported. The benchmark says whether the snapshot was
+current before the runs and untouched after them (a rewritten one means some run read the store instead). The row
+`evaluate, cold` deletes the snapshot before each run (untimed), so it times what a first run after an import or a
+seed change costs: the store opened and queried through DuckDB, and the snapshot written. A base without the
+snapshot runs the store path in every row.
+
 With `--pycache` the runs may write and read `__pycache__` (PYTHONDONTWRITEBYTECODE unset for them, the caches
 written by the untimed first run), as a checkout does after its first run; without it they inherit the
 environment, and where that sets PYTHONDONTWRITEBYTECODE (this machine, the Docker image) and no earlier run left
@@ -32,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.presets import DEFAULT_SCENARIO  # noqa: E402
+from engine.store import resolve_db_path  # noqa: E402
+from engine.store.snapshot import load_snapshot, snapshot_path  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--runs", type=int, default=5)
@@ -55,11 +64,14 @@ def wall(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
     return time.perf_counter() - t0, _children_cpu() - c0
 
 
-def medians(argv: list[str]) -> dict[str, tuple[float, float]]:
-    """Median (wall, CPU) per checkout, the checkouts' runs interleaved."""
+def medians(argv: list[str], before=None) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) per checkout, the checkouts' runs interleaved; `before(checkout)` runs, untimed, before
+    each run."""
     runs: dict[str, list] = {name: [] for name, _ in CHECKOUTS}
     for _ in range(args.runs):
         for name, root in CHECKOUTS:
+            if before:
+                before(root)
             runs[name].append(wall(argv, root))
     return {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for name, r in runs.items()}
 
@@ -103,11 +115,40 @@ def import_table(argv: list[str]) -> None:
     print(f"  {'all imports':<28} {total['this']:7.3f}" + (f" {total['base']:7.3f}" if args.base else ""))
 
 
+def report(label: str, m: dict[str, tuple[float, float]], tail: str) -> None:
+    w, c = m["this"]
+    line = f"{label:<46} wall {w:6.3f} s   CPU {c:6.3f} s"
+    if args.base:
+        bw, bc = m["base"]
+        line += f"   | base wall {bw:6.3f} s   CPU {bc:6.3f} s   wall ratio {w / bw:5.2f}"
+    print(line + tail)
+
+
+def rows_snapshot(root: Path) -> Path:
+    """Where a checkout's `evaluate` keeps its rows snapshot (beside its database: $KNEEPOINT_DB, else its data/)."""
+    return snapshot_path(resolve_db_path(root / "data"))
+
+
+def drop_rows_snapshot(root: Path) -> None:
+    rows_snapshot(root).unlink(missing_ok=True)
+
+
+def snapshot_stamp() -> tuple:
+    """This checkout's rows snapshot's inode and modification time (None: there is none)."""
+    try:
+        s = os.stat(rows_snapshot(ROOT))
+    except FileNotFoundError:
+        return None
+    return s.st_ino, s.st_mtime_ns
+
+
 with tempfile.TemporaryDirectory() as tmp:
     scenario = Path(tmp) / "scenario.json"
     scenario.write_text(json.dumps(DEFAULT_SCENARIO))
     for _, root in CHECKOUTS:  # builds each checkout's store if it is missing; not timed
         wall(["-m", "engine", "evaluate", str(scenario)], root)
+    current = load_snapshot(resolve_db_path(ROOT / "data")) is not None
+    stamp = snapshot_stamp()
     rows = [("python -c pass", ["-c", "pass"], None),
             ("python -m engine --help", ["-m", "engine", "--help"], 0.1),
             ("python -m engine evaluate (default scenario)", ["-m", "engine", "evaluate", str(scenario)], 0.3),
@@ -116,14 +157,16 @@ with tempfile.TemporaryDirectory() as tmp:
           "loaded machine inflates less" + (f"; base: {args.base}" if args.base else "")
           + ("; __pycache__ " + ("written and read" if args.pycache or "PYTHONDONTWRITEBYTECODE" not in ENV else
                                  "not written (PYTHONDONTWRITEBYTECODE), read where an earlier run left it")))
+    print(f"rows snapshot of this checkout ({rows_snapshot(ROOT)}): "
+          + ("current before the evaluate runs" if current else "NOT current: the evaluate rows time the store path"))
     for label, argv, goal in rows:
-        m = medians(argv)
-        w, c = m["this"]
-        line = f"{label:<46} wall {w:6.3f} s   CPU {c:6.3f} s"
-        if args.base:
-            bw, bc = m["base"]
-            line += f"   | base wall {bw:6.3f} s   CPU {bc:6.3f} s   wall ratio {w / bw:5.2f}"
-        print(line + (f"   goal: wall <= {goal:.1f} s" if goal else "   (reference)"))
+        report(label, medians(argv), f"   goal: wall <= {goal:.1f} s" if goal else "   (reference)")
+    warm_untouched = snapshot_stamp() == stamp
+    print("  the warm runs " + ("read it and left it as it was" if current and warm_untouched else
+                                "REWROTE it: some read the store instead"))
+    report("python -m engine evaluate --json, cold",
+           medians(["-m", "engine", "evaluate", str(scenario), "--json"], drop_rows_snapshot),
+           "   (no rows snapshot: the store read, the snapshot written)")
     if args.importtime:
         import_table(["-m", "engine", "evaluate", str(scenario), "--json"])
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")

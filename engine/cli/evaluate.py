@@ -12,10 +12,11 @@ from engine.cli.vocab import EXECUTOR_NAMES
 
 
 def _ctx():
+    """The evaluation's data: the store's rows, from the rows snapshot when it is current (no DuckDB)."""
     from engine.analytic import Context
-    from engine.store import Store
+    from engine.store.snapshot import open_rows
 
-    return Context.from_store(Store())
+    return Context.from_store(open_rows())
 
 
 def read_scenario(path: str):

@@ -9,6 +9,11 @@ seed tables on disk) is built with a logged message; a corrupt DuckDB file is
 moved aside to `<name>.corrupt-<UTC time>` first; anything at the path that is
 not Kneepoint's own database is refused, never deleted (engine.store.build).
 User rows are capped per table (MAX_USER_ROWS) and kept in series order.
+
+DuckDB (~0.07 s to import) is imported by the functions that open or query a database, not by this package:
+`python -m engine evaluate` reads its rows from the rows snapshot (engine.store.snapshot) when that is current,
+and then never loads DuckDB. Every module of this package follows the same rule (the overlay module excepted:
+only a hosted app imports it).
 """
 
 from __future__ import annotations
@@ -22,8 +27,6 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-import duckdb
-
 from engine.catalog import Catalog
 from engine.seed.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
 from engine.seed.reader import SeedError
@@ -35,6 +38,7 @@ from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioN
                                     ScenarioShelf)
 
 if TYPE_CHECKING:
+    import duckdb
     import pandas as pd
 
 log = logging.getLogger("kneepoint.store")
@@ -116,6 +120,8 @@ class Store:
         return SessionOverlay(self)
 
     def _open(self) -> duckdb.DuckDBPyConnection:
+        import duckdb  # lazy: see the module docstring
+
         con = duckdb.connect(":memory:")
         try:
             # replaces only Kneepoint's own file; refuses (StoreError) anything else found at the path; leaves
@@ -151,6 +157,8 @@ class Store:
         mtime = path.stat().st_mtime if path.exists() else 0.0
         if not force and self._loaded_mtime.get(table) == mtime:
             return
+        import duckdb  # lazy: see the module docstring
+
         with self._lock:
             self._con.execute(f'DELETE FROM "user_{table}"')
             if mtime:
@@ -187,6 +195,7 @@ class Store:
         `max_user_rows` user rows (MAX_USER_ROWS unless a command lifted it); if writing any table
         fails, no table changes. Returns the number of rows added per table.
         """
+        import duckdb  # lazy: see the module docstring
         import pandas as pd  # heavy (~0.3 s): only writes and DataFrame reads load it, never `evaluate`
 
         frames = {}
@@ -349,6 +358,8 @@ class Store:
         in-memory columns such as the simulator's per-request records (numpy arrays, no table is
         written); `total` adds a row over all groups, with grp null, first. Quantiles interpolate
         linearly, as numpy's default. Columns: grp, n, mean, q<quantile>."""
+        import duckdb  # lazy: see the module docstring
+
         names = [value] + ([by] if by else [])
         for c in names:
             if c not in columns or not str(c).replace("_", "a").isalnum():
@@ -401,10 +412,15 @@ class Store:
                 if r["v"] is not None]
 
     def catalog(self) -> Catalog:
-        def rows(name, model):
-            return [model(**rec) for rec in self.records(name)]
-        return Catalog.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
-                                 rows("mig_placements", MigPlacementRow))
+        return catalog_of(self.records)
+
+
+def catalog_of(records) -> Catalog:
+    """The GPU catalogue of a store's rows, `records(table)` being a Store's or a rows snapshot's."""
+    def rows(name, model):
+        return [model(**rec) for rec in records(name)]
+    return Catalog.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
+                             rows("mig_placements", MigPlacementRow))
 
 
 def _to_frame(result) -> pd.DataFrame:

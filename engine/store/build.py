@@ -2,6 +2,7 @@
 
 Every seed row is validated (engine.seed.records) before anything is written; the build writes a
 temporary file and renames it into place, so a reader never sees a partly built database.
+DuckDB is imported by the functions that use it (see engine.store).
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import typing
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Optional
-
-import duckdb
+from typing import TYPE_CHECKING, Optional
 
 from engine.catalog import Catalog
 from engine.seed.records import TABLES
 from engine.seed.reader import SeedError, read_csv
 from engine.errors import KneepointError
+
+if TYPE_CHECKING:
+    import duckdb
 
 log = logging.getLogger("kneepoint.store")
 
@@ -192,6 +194,8 @@ def build_database(path: Path, seed_dir: Path = SEED_DIR) -> None:
 
     A bad seed row raises SeedError before anything is written; a directory that cannot be written raises
     StoreError naming the setting that chooses another place."""
+    import duckdb  # lazy: see the module docstring
+
     tables = load_seed(seed_dir)  # validate everything before writing anything
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -233,6 +237,8 @@ def prepare_database(path: Path, seed_dir: Path = SEED_DIR,
     naming the KNEEPOINT_DB setting. With `con`, the database is left attached to it, read-only, as `seed`
     (a DuckDB error if the built file cannot be attached): the check reads the file through the connection
     that keeps it, so a start-up opens one DuckDB instance, not two (each costs ~30 ms)."""
+    import duckdb  # lazy: see the module docstring
+
     own = con is None
     con = duckdb.connect(":memory:") if own else con
     try:
@@ -260,6 +266,8 @@ def _refuse(path: Path, what: str) -> StoreError:
 def _rebuild_reason(path: Path, seed_dir: Path, con: duckdb.DuckDBPyConnection) -> Optional[str]:
     """Why the file at `path` must be built (None: it is current, and left attached to `con` as `seed`); raises
     StoreError for a file not Kneepoint's."""
+    import duckdb  # lazy: see the module docstring
+
     try:
         info = os.stat(path)
     except FileNotFoundError:

@@ -10,7 +10,8 @@ Names, authors, notes, the scenario's JSON and the number saved are capped (the 
 Every change takes the directory's file lock (the store's `.lock`), re-reads
 the file, and replaces it atomically (temporary file, then rename), so two processes saving at once
 lose nothing and a reader never sees a half-written file. A shelf without a directory keeps its rows
-in memory (a store opened with user_dir=None).
+in memory (a store opened with user_dir=None). DuckDB is imported by the functions that use it (see
+engine.store).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from engine.store.build import StoreError
@@ -234,6 +234,8 @@ class ScenarioShelf:
             return self._read()
 
     def _read(self) -> dict[str, SavedScenario]:
+        import duckdb  # lazy: see the module docstring
+
         path = self.path
         if path is None:
             return dict(self._memory)
@@ -254,6 +256,8 @@ class ScenarioShelf:
         return {r[0]: SavedScenario(**dict(zip(_COLUMNS, r))) for r in recs}
 
     def _write(self, rows: dict[str, SavedScenario]) -> None:
+        import duckdb  # lazy: see the module docstring
+
         path = self.path
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
         con = duckdb.connect(":memory:")
