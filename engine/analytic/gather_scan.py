@@ -16,8 +16,8 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import gammainc, ndtr, ndtri
 
+from engine.analytic.special import gammainc, ndtri
 from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
 from engine.analytic.service_laws import MIXTURE_GRID, log_factorials, lognormal_tables, batch_tables
 from engine.profiles.tails import lognormal_sigmas_for_ratios
@@ -124,6 +124,8 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     of S(x) = sum_i w_i Phi(-(x - mu_i) / sigma_i) = 1 - p, x = log t, bracketed on MIXTURE_GRID points over
     [min mu - 4 max sigma, max mu + (|z| + 4) max sigma] (over each row's components), then Newton steps kept
     in the bracket, to 1e-10 in x."""
+
+    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s); its ufunc, over rows x components x grid
 
     target = 1.0 - p
     z = abs(NormalDist().inv_cdf(p))

@@ -16,7 +16,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import gammainc, gammaln, ndtri
+
+from engine.analytic.special import gammainc, gammaln, ndtri
 
 
 def erlang_c(c: int, a: float) -> float:

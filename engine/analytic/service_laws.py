@@ -14,8 +14,8 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import gammaln, ndtr, ndtri
 
+from engine.analytic.special import gammaln, ndtr, ndtri
 from engine.profiles.tails import lognormal_sigmas_for_ratios
 
 
