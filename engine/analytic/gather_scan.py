@@ -62,6 +62,10 @@ def gg_c_wait_vec(lam: np.ndarray, mean_s: np.ndarray, c: float, ca2: np.ndarray
     return wq, np.where(stable, q, math.inf)
 
 
+_SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # the service-time nodes' normal quantiles
+_SERVICE_Z.setflags(write=False)
+
+
 def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers: int, time_queue: float,
                            lam: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
     """queueing.timeout_batch_wait at each (service_mean, sigma, lam): W = (S - T)^+, T = servers x Time_queue +
@@ -69,7 +73,7 @@ def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers:
     p-quantile solves E_S[P(k, lam (y - w)^+)] = 1 - p (bisection to 1e-13 s; the scalar uses brentq)."""
 
     k = max(1, int(servers))
-    u = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)
+    u = _SERVICE_Z
     s = service_mean[:, None] * np.exp(sigma[:, None] * u[None, :] - sigma[:, None] ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     lam_c = lam[:, None]

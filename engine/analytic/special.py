@@ -36,10 +36,12 @@ def ndtr(x):
     its relative precision down to ~1e-308, as Cephes' ndtr (which scipy.special.ndtr uses) does by switching
     from 1/2 + erf/2 to erfc/2. math.erfc is mapped over the elements directly (no Python call per element):
     the formulas ask for a few dozen values at a time, thousands of times per search."""
-    z = np.asarray(x, dtype=float) * -_SQRT1_2
+    z = np.multiply(x, -_SQRT1_2, dtype=float)
     if z.ndim == 0:
-        return np.float64(0.5 * math.erfc(float(z)))
-    return 0.5 * np.fromiter(map(math.erfc, z.ravel().tolist()), dtype=float, count=z.size).reshape(z.shape)
+        return np.float64(0.5 * math.erfc(z))
+    out = np.fromiter(map(math.erfc, z.ravel().tolist()), dtype=float, count=z.size)
+    out *= 0.5
+    return out.reshape(z.shape)
 
 
 def _ndtri(p: float) -> float:
