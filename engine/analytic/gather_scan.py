@@ -17,7 +17,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from engine.analytic.special import gammainc, ndtri
+from engine.analytic.special import ndtri
 from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
 from engine.analytic.service_laws import MIXTURE_GRID, log_factorials, lognormal_tables, batch_tables
 from engine.profiles.tails import lognormal_sigmas_for_ratios
@@ -71,6 +71,8 @@ def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers:
     """queueing.timeout_batch_wait at each (service_mean, sigma, lam): W = (S - T)^+, T = servers x Time_queue +
     Gamma(servers, lam); E[W] = E_S[y P(k, lam y) - (k / lam) P(k + 1, lam y)], y = S - k Time_queue, and the
     p-quantile solves E_S[P(k, lam (y - w)^+)] = 1 - p (bisection to 1e-13 s; the scalar uses brentq)."""
+
+    from scipy.special import gammainc  # scipy is heavy to import (~0.2 s); its ufunc, over designs x nodes, ~40 passes
 
     k = max(1, int(servers))
     u = _SERVICE_Z
