@@ -82,6 +82,8 @@ def test_gammaln_poles_are_infinite():
 
 def _lower_gamma_exact(a: int, x: float) -> float:
     """P(a, x) = e^-x sum_{j >= a} x^j / j! (integer a), summed in 60-digit decimals until the terms vanish."""
+    if x == 0.0:
+        return 0.0  # every term 0 (the loop below would wait for a term below 0)
     with localcontext() as ctx:
         ctx.prec = 60
         big_x = Decimal(x)
@@ -128,3 +130,56 @@ def test_gammainc_on_arrays_of_waits_keeps_shape_and_zeros():
 def test_gammainc_refuses_a_shape_that_is_not_positive(a):
     with pytest.raises(ValueError):
         special.gammainc(a, 1.0)
+
+
+@given(st.integers(1, special._ERLANG_SHAPES), st.one_of(st.floats(1e-12, 1.0), st.floats(0.0, 60.0),
+                                                        st.floats(60.0, 800.0)))
+def test_erlang_cdfs_are_exact_to_a_few_ulps(k, x):
+    """Both answers of erlang_cdfs, P(k, x) and P(k + 1, x), against the exact Poisson tail in decimals: the series'
+    lead term is one power, one exponential and one division, its further terms positive, and above k + 1 the
+    complement is at least 1/2, so the answer holds to a few ulps from 1 down to the subnormal range."""
+    p0, p1 = special.erlang_cdfs(k, x)
+    for got, shape in ((p0, k), (p1, k + 1)):
+        ref = _lower_gamma_exact(shape, x)
+        if ref > 1e-290:
+            assert _close(got, ref, 4e-15)
+        else:
+            assert got <= 1e-290
+
+
+@given(st.integers(1, special._ERLANG_SHAPES),
+       st.lists(st.one_of(st.just(0.0), st.floats(0.0, 3.0), st.floats(0.0, 100.0), st.floats(0.0, 1e6)),
+                min_size=1, max_size=80))
+def test_erlang_cdfs_over_an_array_match_scipy_element_by_element(k, xs):
+    """Over an array the series takes as many terms as its largest x needs, so an element's answer does not depend
+    on its neighbours beyond rounding; each matches scipy.special.gammainc within scipy's own error."""
+    x = np.array(xs)
+    p0, p1 = special.erlang_cdfs(k, x)
+    assert p0.shape == p1.shape == x.shape
+    np.testing.assert_allclose(p0, sc.gammainc(k, x), rtol=2e-13, atol=1e-300)
+    np.testing.assert_allclose(p1, sc.gammainc(k + 1, x), rtol=2e-13, atol=1e-300)
+    alone = np.array([special.erlang_cdfs(k, v)[0] for v in xs])
+    np.testing.assert_allclose(p0, alone, rtol=4e-15, atol=1e-300)
+    assert np.all(p1 <= p0)  # P(k + 1, x) <= P(k, x): one more arrival needed
+
+
+def test_erlang_cdfs_ends_and_shapes():
+    x = np.array([[0.0, -1.0, math.nan], [math.inf, 2.0, 1e-320]])
+    p0, p1 = special.erlang_cdfs(3, x)
+    assert p0.shape == (2, 3) and p0[0, 0] == p1[0, 0] == 0.0 and p0[1, 0] == p1[1, 0] == 1.0
+    assert np.isnan(p0[0, 1]) and np.isnan(p0[0, 2]) and np.isnan(p1[0, 1]) and np.isnan(p1[0, 2])
+    assert p0[1, 2] == 0.0  # (1e-320)^3 / 3! underflows
+    s0, s1 = special.erlang_cdfs(2, 1.5)
+    assert isinstance(s0, np.float64) and isinstance(s1, np.float64)
+    assert special.gammainc(2, 1.5) == s0 and special.gammainc(3, 1.5) == special.erlang_cdfs(3, 1.5)[0]
+    with pytest.raises(ValueError):
+        special.erlang_cdfs(0, 1.0)
+    with pytest.raises(ValueError):
+        special.erlang_cdfs(special._ERLANG_SHAPES + 1, 1.0)
+
+
+def test_gammainc_beyond_the_erlang_shapes_is_still_scipys():
+    """Shapes above _ERLANG_SHAPES, or not integers, take the per-element series and continued fraction."""
+    x = np.array([0.0, 0.5, 30.0, 41.0, 42.0, 60.0, 400.0])
+    for a in (41, 2.5, 77):
+        np.testing.assert_allclose(special.gammainc(a, x), sc.gammainc(a, x), rtol=2e-13, atol=1e-300)
