@@ -1,12 +1,15 @@
-"""The four special functions the analytic formulas use (ndtr, ndtri, gammainc, gammaln), from the standard library.
+"""The special functions the analytic formulas use (ndtr, ndtri, gammainc and its Erlang pairs, gammaln), from the
+standard library and numpy.
 
 scipy.special computes the same functions but costs ~0.2 s to import (its array-API layer loads numpy.f2py), more
 than the rest of a `python -m engine evaluate` run; these take scalars or arrays like scipy's (an array in, an array
-of the same shape out; a scalar in, a numpy float64 out) and apply a scalar formula to each element: the formulas
-are called on a few dozen values at a time (a batch law's nodes, a partition's batch sizes), where a map over a
-Python list costs about what a ufunc call does. The formulas with large arrays (engine.analytic.gather_scan's rate
-axis) import scipy.special where they run. Each agrees with scipy.special to ~1e-15 relative
-(tests/test_special.py).
+of the same shape out; a scalar in, a numpy float64 out). ndtr, ndtri and gammaln apply a standard-library formula
+to each element: they are called on a few dozen values at a time (a batch law's nodes, a partition's batch sizes),
+where a map over a Python list costs about what a ufunc call does. The incomplete gamma function at the callers'
+integer shapes (erlang_cdfs) is summed over the whole array in numpy: a Python series per element cost ~100 us a
+call, thousands of times per search. The formulas with large arrays (engine.analytic.gather_scan's rate axis,
+engine.analytic.lengths) import scipy.special where they run. Each agrees with scipy.special to ~1e-15 relative,
+or is closer to the exact value than scipy is (tests/test_special.py).
 """
 
 from __future__ import annotations
