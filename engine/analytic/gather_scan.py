@@ -16,8 +16,8 @@ import math
 from statistics import NormalDist
 
 import numpy as np
-from scipy.special import gammainc, ndtr, ndtri
 
+from engine.analytic.special import ndtri
 from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
 from engine.analytic.service_laws import MIXTURE_GRID, log_factorials, lognormal_tables, batch_tables
 from engine.profiles.tails import lognormal_sigmas_for_ratios
@@ -62,14 +62,20 @@ def gg_c_wait_vec(lam: np.ndarray, mean_s: np.ndarray, c: float, ca2: np.ndarray
     return wq, np.where(stable, q, math.inf)
 
 
+_SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # the service-time nodes' normal quantiles
+_SERVICE_Z.setflags(write=False)
+
+
 def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers: int, time_queue: float,
                            lam: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
     """queueing.timeout_batch_wait at each (service_mean, sigma, lam): W = (S - T)^+, T = servers x Time_queue +
     Gamma(servers, lam); E[W] = E_S[y P(k, lam y) - (k / lam) P(k + 1, lam y)], y = S - k Time_queue, and the
     p-quantile solves E_S[P(k, lam (y - w)^+)] = 1 - p (bisection to 1e-13 s; the scalar uses brentq)."""
 
+    from scipy.special import gammainc  # scipy is heavy to import (~0.2 s); its ufunc, over designs x nodes, ~40 passes
+
     k = max(1, int(servers))
-    u = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)
+    u = _SERVICE_Z
     s = service_mean[:, None] * np.exp(sigma[:, None] * u[None, :] - sigma[:, None] ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     lam_c = lam[:, None]
@@ -124,6 +130,8 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     of S(x) = sum_i w_i Phi(-(x - mu_i) / sigma_i) = 1 - p, x = log t, bracketed on MIXTURE_GRID points over
     [min mu - 4 max sigma, max mu + (|z| + 4) max sigma] (over each row's components), then Newton steps kept
     in the bracket, to 1e-10 in x."""
+
+    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s); its ufunc, over rows x components x grid
 
     target = 1.0 - p
     z = abs(NormalDist().inv_cdf(p))

@@ -25,7 +25,8 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+
+from engine.analytic.special import ndtri
 
 if TYPE_CHECKING:
     from engine.scenario import Scenario
@@ -60,6 +61,8 @@ class LengthDistribution:
             if self.high <= self.low:
                 return (x >= self.low).astype(float)
             return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
+        from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded where ndtr runs over large arrays
+
         return ndtr((np.log(np.maximum(x, 1e-300)) - self.mu) / self.sigma)
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
@@ -155,6 +158,8 @@ def _product_quantiles(g: np.ndarray, sigma: float, p: float) -> np.ndarray:
     """
     if sigma <= 0:
         return np.quantile(g, p, axis=1)
+    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded where ndtr runs over large arrays
+
     shift, target = sigma * sigma / 2, 1.0 - p
     log_g = np.log(g)
 

@@ -22,8 +22,8 @@ import math
 from typing import Optional
 
 import numpy as np
-from scipy.special import gammaln
 
+from engine.analytic.special import gammaln
 from engine.analytic.lengths import GAUSS_NODES, GAUSS_WEIGHTS, LengthDistribution
 
 AUDIO_BUCKET_S = 2.5  # PREBA section 4.3: audio requests bucketed by 2.5 s of length

@@ -16,8 +16,8 @@ from statistics import NormalDist
 from typing import NamedTuple, Optional
 
 import numpy as np
-from scipy.special import gammaln, ndtri
 
+from engine.analytic.special import gammaln, ndtri
 from engine.analytic.queueing import stationary_law
 from engine.analytic.service_laws import batch_tables, lognormal_mixture_quantile
 from engine.profiles.tails import lognormal_sigmas_for_ratios
