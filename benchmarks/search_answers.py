@@ -40,6 +40,8 @@ if space["layouts"] == "slice":
 grid = expand(parse_space(space), ctx.book)
 ctx = ctx.fresh()
 import gc; gc.collect()  # the store's build leaves garbage behind: not the sweep's to collect
+import scipy.optimize, scipy.special  # a once-per-process import, not the sweep's: a tree that loads it lazily
+# (inside the sweep) and one that loads it with the engine are timed alike
 t0 = time.process_time()
 res = search(grid, ctx, workers=1, confirm_top=0)
 cpu = time.process_time() - t0
