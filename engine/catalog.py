@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -144,6 +144,15 @@ class Catalog(BaseModel):
                            memory_slots=g.memory_slots, compute_slices=g.compute_slices, tdp_w=g.tdp_w,
                            idle_w=g.idle_w, pcie_gen=g.pcie_gen, profiles=tuple(profs), source=g.source))
         return cls(gpus=tuple(out))
+
+    @classmethod
+    def from_records(cls, records: Callable[[str], list[dict]]) -> "Catalog":
+        """The catalogue of a store's tables gpus, mig_profiles and mig_placements, `records(table)` giving each as
+        {column: value} rows (a Store's or a rows snapshot's)."""
+        def rows(name, model):
+            return [model(**rec) for rec in records(name)]
+        return cls.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
+                             rows("mig_placements", MigPlacementRow))
 
     @property
     def skus(self) -> list[str]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from engine.catalog import Catalog
-from engine.seed.records import TABLES, GpuRow, MigPlacementRow, MigProfileRow
+from engine.seed.records import TABLES
 from engine.seed.reader import SeedError
 from engine.store.build import (DATA_DIR, DB_NAME, ENV_DB, MAX_USER_ROWS, ROOT, SCHEMA_VERSION, SEED_DIR,  # noqa: F401
                                 SERIES_ORDER, USER_TABLES, StoreError, _check_keys, _sql_type, build_database,
@@ -412,15 +412,7 @@ class Store:
                 if r["v"] is not None]
 
     def catalog(self) -> Catalog:
-        return catalog_of(self.records)
-
-
-def catalog_of(records) -> Catalog:
-    """The GPU catalogue of a store's rows, `records(table)` being a Store's or a rows snapshot's."""
-    def rows(name, model):
-        return [model(**rec) for rec in records(name)]
-    return Catalog.from_rows(rows("gpus", GpuRow), rows("mig_profiles", MigProfileRow),
-                             rows("mig_placements", MigPlacementRow))
+        return Catalog.from_records(self.records)
 
 
 def _to_frame(result) -> pd.DataFrame:

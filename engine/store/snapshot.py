@@ -36,7 +36,7 @@ import engine.store as store_module
 import engine.store.build as build_module
 from engine.catalog import Catalog
 from engine.seed.records import TABLES
-from engine.store import SCHEMA_VERSION, SEED_DIR, USER_TABLES, Store, StoreError, _user_dir_of, catalog_of, \
+from engine.store import SCHEMA_VERSION, SEED_DIR, USER_TABLES, Store, StoreError, _user_dir_of, \
     resolve_db_path, seed_hash
 from engine.store.build import _sql_type
 
@@ -126,7 +126,7 @@ class RowsSnapshot:
         return self._rows(LATENCY)
 
     def catalog(self) -> Catalog:
-        return catalog_of(self.records)
+        return Catalog.from_records(self.records)
 
 
 def open_rows(path: Optional[Path] = None, seed_dir: Path = SEED_DIR) -> RowsSnapshot:
