@@ -60,7 +60,7 @@ def test_the_mixture_quantile_remembers_values_not_arrays():
 def _timer_wait_by_scipy(service_mean, service_sigma, servers, time_queue, lam, p):
     """queueing.timeout_batch_wait's formula as it was written over scipy.special.gammainc (same nodes)."""
     k = max(1, int(servers))
-    s = service_mean * np.exp(service_sigma * queueing._SERVICE_Z - service_sigma ** 2 / 2)
+    s = service_mean * np.exp(service_sigma * queueing.SERVICE_Z - service_sigma ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     mean = float(np.mean(y * gammainc(k, lam * y) - (k / lam) * gammainc(k + 1, lam * y)))
 

@@ -17,8 +17,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from engine.analytic.special import ndtri
-from engine.analytic.queueing import SERVICE_NODES, erlang_c_vec
+from engine.analytic.special import gammainc_ufunc, ndtr_ufunc
+from engine.analytic.queueing import SERVICE_Z, erlang_c_vec
 from engine.analytic.service_laws import MIXTURE_GRID, log_factorials, lognormal_tables, batch_tables
 from engine.profiles.tails import lognormal_sigmas_for_ratios
 
@@ -62,29 +62,23 @@ def gg_c_wait_vec(lam: np.ndarray, mean_s: np.ndarray, c: float, ca2: np.ndarray
     return wq, np.where(stable, q, math.inf)
 
 
-_SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # the service-time nodes' normal quantiles
-_SERVICE_Z.setflags(write=False)
-
-
 def timeout_batch_wait_vec(service_mean: np.ndarray, sigma: np.ndarray, servers: int, time_queue: float,
                            lam: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray]:
     """queueing.timeout_batch_wait at each (service_mean, sigma, lam): W = (S - T)^+, T = servers x Time_queue +
     Gamma(servers, lam); E[W] = E_S[y P(k, lam y) - (k / lam) P(k + 1, lam y)], y = S - k Time_queue, and the
     p-quantile solves E_S[P(k, lam (y - w)^+)] = 1 - p (bisection to 1e-13 s; the scalar uses brentq)."""
 
-    from scipy.special import gammainc  # scipy is heavy to import (~0.2 s); its ufunc, over designs x nodes, ~40 passes
-
     k = max(1, int(servers))
-    u = _SERVICE_Z
+    u = SERVICE_Z
     s = service_mean[:, None] * np.exp(sigma[:, None] * u[None, :] - sigma[:, None] ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     lam_c = lam[:, None]
-    mean = np.mean(y * gammainc(k, lam_c * y) - (k / lam_c) * gammainc(k + 1, lam_c * y), axis=1)
+    mean = np.mean(y * gammainc_ufunc(k, lam_c * y) - (k / lam_c) * gammainc_ufunc(k + 1, lam_c * y), axis=1)
     lo, hi = np.zeros(len(lam)), y.max(axis=1)
-    waits = np.mean(gammainc(k, lam_c * y), axis=1) > 1 - p
+    waits = np.mean(gammainc_ufunc(k, lam_c * y), axis=1) > 1 - p
     while np.any(waits & (hi - lo > 1e-13)):  # the root's bracket halves each pass (~40 passes from 10 ms)
         mid = 0.5 * (lo + hi)
-        over = np.mean(gammainc(k, lam_c * np.maximum(y - mid[:, None], 0.0)), axis=1) > 1 - p
+        over = np.mean(gammainc_ufunc(k, lam_c * np.maximum(y - mid[:, None], 0.0)), axis=1) > 1 - p
         lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
     bad = (lam <= 0) | (service_mean <= 0)
     return np.where(bad, 0.0, mean), np.where(bad | ~waits, 0.0, 0.5 * (lo + hi))
@@ -131,8 +125,6 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     [min mu - 4 max sigma, max mu + (|z| + 4) max sigma] (over each row's components), then Newton steps kept
     in the bracket, to 1e-10 in x."""
 
-    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s); its ufunc, over rows x components x grid
-
     target = 1.0 - p
     z = abs(NormalDist().inv_cdf(p))
     used = weight > 0
@@ -140,7 +132,7 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     lo = np.where(used, mu, np.inf).min(axis=1) - 4 * top
     hi = np.where(used, mu, -np.inf).max(axis=1) + (z + 4) * top
     xs = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, MIXTURE_GRID)[None, :]
-    surv = np.einsum("ri,rig->rg", weight, ndtr(-(xs[:, None, :] - mu[None, :, None]) / sigma[None, :, None]))
+    surv = np.einsum("ri,rig->rg", weight, ndtr_ufunc(-(xs[:, None, :] - mu[None, :, None]) / sigma[None, :, None]))
     above = surv > target
     last = MIXTURE_GRID - 1 - np.argmax(above[:, ::-1], axis=1)  # last grid point above the target
     none, edge = ~above.any(axis=1), last == MIXTURE_GRID - 1
@@ -154,7 +146,7 @@ def lognormal_mixture_quantile_vec(weight: np.ndarray, mu: np.ndarray, sigma: np
     done = none | edge
     for _ in range(40):
         u = (x[:, None] - mu[None, :]) * inv[None, :]
-        f = np.einsum("ri,ri->r", weight, ndtr(-u)) - target
+        f = np.einsum("ri,ri->r", weight, ndtr_ufunc(-u)) - target
         a, b = np.where(f > 0, x, a), np.where(f > 0, b, x)
         slope = -np.einsum("ri,ri->r", weight, np.exp(-0.5 * u * u) * inv[None, :]) * _INV_SQRT_2PI
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.analytic.special import ndtri
+from engine.analytic.special import ndtr_ufunc, ndtri
 
 if TYPE_CHECKING:
     from engine.scenario import Scenario
@@ -61,9 +61,7 @@ class LengthDistribution:
             if self.high <= self.low:
                 return (x >= self.low).astype(float)
             return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
-        from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded where ndtr runs over large arrays
-
-        return ndtr((np.log(np.maximum(x, 1e-300)) - self.mu) / self.sigma)
+        return ndtr_ufunc((np.log(np.maximum(x, 1e-300)) - self.mu) / self.sigma)
 
     def quantile(self, u: np.ndarray) -> np.ndarray:
         """Q(u), the inverse of F, for u in (0, 1)."""
@@ -158,13 +156,11 @@ def _product_quantiles(g: np.ndarray, sigma: float, p: float) -> np.ndarray:
     """
     if sigma <= 0:
         return np.quantile(g, p, axis=1)
-    from scipy.special import ndtr  # scipy is heavy to import (~0.2 s): loaded where ndtr runs over large arrays
-
     shift, target = sigma * sigma / 2, 1.0 - p
     log_g = np.log(g)
 
     def h(s: np.ndarray) -> np.ndarray:
-        return ndtr(-(s[:, None] - log_g + shift) / sigma).mean(axis=1) - target
+        return ndtr_ufunc(-(s[:, None] - log_g + shift) / sigma).mean(axis=1) - target
 
     a = log_g.min(axis=1)
     b = log_g.max(axis=1) + sigma * (_NORMAL.inv_cdf(p) + 4.0)

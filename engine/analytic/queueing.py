@@ -164,8 +164,8 @@ def mmc_sojourn_quantile(lam: float, mu: float, c: int, p: float) -> float:
 
 
 SERVICE_NODES = 64  # midpoint quantiles of the batch service time in timeout_batch_wait
-_SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # their standard normal quantiles, worked out once
-_SERVICE_Z.setflags(write=False)
+SERVICE_Z = ndtri((np.arange(SERVICE_NODES) + 0.5) / SERVICE_NODES)  # their standard normal quantiles, worked out once
+SERVICE_Z.setflags(write=False)
 
 
 @functools.lru_cache(maxsize=256)  # pure in its arguments; GPU sides of different layouts often ask the same wait at
@@ -191,7 +191,7 @@ def timeout_batch_wait(service_mean: float, service_sigma: float, servers: int, 
     if lam <= 0 or service_mean <= 0:
         return 0.0, 0.0
     k = max(1, int(servers))
-    s = service_mean * np.exp(service_sigma * _SERVICE_Z - service_sigma ** 2 / 2)
+    s = service_mean * np.exp(service_sigma * SERVICE_Z - service_sigma ** 2 / 2)
     y = np.maximum(s - k * time_queue, 0.0)
     if not y.any():  # no batch outlasts the timers: P(k, 0) = 0 at every node, so the mean and the quantile are 0
         return 0.0, 0.0
