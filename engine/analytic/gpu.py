@@ -16,6 +16,7 @@ from engine.accelerator_side import GpuSide, Link, Partition
 from engine.analytic.lengths import LengthDistribution, expected_padded_cost, padded_cost_quantile, query_size_pmf
 from engine.analytic.preba_buckets import backlog_cost_ratios, bucket_width
 from engine.catalog import validate_layout
+from engine.order_stats import median
 from engine.profiles import ProfileBook, ProfileError
 from engine.profiles.curves import Curve
 from engine.profiles.service import batch_provenance
@@ -192,7 +193,7 @@ def _service_tables(scenario: Scenario, book: ProfileBook, name: str, curve: Cur
     if not lengths:
         return curve.mean(grid), curve.tail(grid, pct), None
     z = NormalDist().inv_cdf(pct / 100)
-    sigma = lognormal_sigma_for_ratio(float(np.median(curve.tail(grid, pct) / curve.mean(grid))), z)
+    sigma = lognormal_sigma_for_ratio(median(curve.tail(grid, pct) / curve.mean(grid)), z)
     mean, tail = padded_tables(scenario, book, name, lengths, grid, sigma, pct)
     return mean, tail, sigma
 

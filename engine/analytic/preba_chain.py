@@ -20,6 +20,7 @@ import numpy as np
 from engine.analytic.special import gammaln, ndtri
 from engine.analytic.queueing import stationary_law
 from engine.analytic.service_laws import batch_tables, lognormal_mixture_quantile
+from engine.order_stats import distinct
 from engine.profiles.tails import lognormal_sigmas_for_ratios
 
 STATE_NODES = 6  # equal-probability quantiles of a batch's service time in preba_backlog_queue
@@ -92,7 +93,7 @@ def backlog_states(mean_s: np.ndarray, sigma: np.ndarray, table: np.ndarray, jit
     times = means[:, None] * np.exp(sigmas[:, None] * z[None, :] - sigmas[:, None] ** 2 / 2)
     finite = table[0][np.isfinite(table[0])]
     points = np.concatenate([n[~deep], finite[finite > cap], [finite[-1] + 1, MAX_STATES]]).astype(int)
-    points = np.unique(points[points <= MAX_STATES])
+    points = distinct(points[points <= MAX_STATES])
     lower = np.searchsorted(points, n, side="right") - 1
     upper = np.minimum(lower + 1, len(points) - 1)
     span = (points[upper] - points[lower]).astype(float)

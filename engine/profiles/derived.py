@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.estimator.estimate import EstimateError, Estimator
+from engine.order_stats import median
 from engine.profiles.curves import Curve, CurveKey
 from engine.profiles.points import ProfileError
 from engine.profiles.slicelaw import extrapolation_uncertainty, fit_slice_law, is_saturated
@@ -47,7 +48,7 @@ def scaled_curve(ref: Curve, key: CurveKey, sm_ratio: float, limit: Optional[int
                  extrapolation_rel_uncertainty=extrapolation_uncertainty(fit, ref.batches, ref.mean_s)
                  if extrapolate else None,
                  batches=(1, top), mean_s=(float(fit.t_fixed_s),) * 2,
-                 tails_s={}, tail_ratio={q: float(np.median(np.array(v) / np.array(ref.mean_s)))
+                 tails_s={}, tail_ratio={q: median(np.array(v) / np.array(ref.mean_s))
                                          for q, v in ref.tails_s.items()},
                  sources=ref.sources, reference=ref.key, sm_ratio=s, fit=fit, cross_gpu=cross_gpu)
 

@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from engine.order_stats import median
 from engine.scenario import ServiceSpec
 from engine.sim.errors import SimError
 from engine.analytic.gpu import lognormal_sigma_for_ratio, length_rows
@@ -73,7 +74,7 @@ class GpuService:
             # a variable-length model's tail_s also holds the spread of its batches' longest inputs, which the
             # lengths drawn here reproduce: its jitter alone is the design's jitter_sigma
             self.sigma = [partition.jitter_sigma if partition.jitter_sigma is not None
-                          else _sigma_for_ratio(float(np.median(partition.tail_s / partition.mean_s)), z)
+                          else _sigma_for_ratio(median(partition.tail_s / partition.mean_s), z)
                           for partition in partitions]
             self._draw = rng.standard_normal  # standard normals, scaled per partition
             if ctx is not None and design.gpu.input_len is not None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from engine.order_stats import median
 from engine.rows import as_records
 from engine.stages.base import StageCost
 from engine.stages.dpu import DPU_HOST_CPU_S, dpu_bytes_per_item, dpu_cu_times
@@ -99,7 +100,7 @@ def _interp_mp(rows: list[dict], mp: float) -> tuple[float, bool]:
             end = 0 if mp < x[0] else -1
             vals.append(float(y[end] * mp / x[end]))
             extrapolated |= not 0.9 * x[0] <= mp <= 1.1 * x[-1]  # a few % off a single size is not news
-    return float(np.median(vals)), extrapolated
+    return median(vals), extrapolated
 
 
 def _fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
