@@ -132,4 +132,3 @@ def test_a_warm_evaluate_imports_no_duckdb(tmp_path):
     assert [r.stderr.splitlines()[-2] for r in runs] == ["True", "False"]  # cold: the store; warm: the snapshot
     assert runs[1].stderr.splitlines()[-1] == "False"
     assert runs[0].stdout == runs[1].stdout and json.loads(runs[1].stdout)["capacity_rps"] > 0
-
