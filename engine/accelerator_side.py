@@ -5,8 +5,6 @@ A GPU backend (engine.analytic.gpu) cuts GPUs into whole, MIG or GPU% partitions
 the same GpuSide. This module imports only the vocabulary, so every backend may build on it.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from typing import Any, Optional

@@ -8,8 +8,6 @@ reproduce NVIDIA's table of valid combinations; the catalogue checks them and
 explains which one a rejected layout breaks.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache

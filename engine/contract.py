@@ -1,8 +1,6 @@
 """The scenario contract's building blocks: limits declared once, the positive float, the frozen base of every
 part, and the error a validator raises to name a nested field path (engine.scenario assembles the parts)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict

@@ -11,8 +11,6 @@ Defaults (price_defaults) come from the prices_power / gpus tables where a row e
 row's source; where the tables are thin the value is an assumption and says so (`assumed=True`).
 """
 
-from __future__ import annotations
-
 import math
 from typing import Optional
 

@@ -7,8 +7,6 @@ charts and reports read values by attribute and take their labels from here rath
 strings. Times are ms, rates requests/s, money USD.
 """
 
-from __future__ import annotations
-
 import math
 from typing import ClassVar, Optional
 

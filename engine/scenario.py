@@ -9,8 +9,6 @@ Defaults make `{"model": "resnet50", "gpu": {"sku": "A100-SXM4-40GB"}}` valid.
 Times are milliseconds in the contract (what people type) and seconds inside the engine.
 """
 
-from __future__ import annotations
-
 import json
 import math
 from typing import Literal, Optional

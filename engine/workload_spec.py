@@ -1,8 +1,6 @@
 """The workload part of a scenario: how requests arrive, how many items a query has, how long its inputs are,
 and the SLA it is judged by."""
 
-from __future__ import annotations
-
 import math
 from statistics import NormalDist
 from typing import Annotated, Optional

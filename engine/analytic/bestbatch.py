@@ -9,8 +9,6 @@ in the SLA. A layout whose slices together beat the whole GPU at its best batch
 contradicts every public MLPerf MIG result and is flagged.
 """
 
-from __future__ import annotations
-
 from typing import Optional
 
 import numpy as np

@@ -1,7 +1,5 @@
 """A design prepared for evaluation: everything that does not depend on the arrival rate."""
 
-from __future__ import annotations
-
 from collections import Counter
 
 import numpy as np

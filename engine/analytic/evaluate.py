@@ -1,7 +1,5 @@
 """evaluate(scenario) -> Evaluation: the analytic answer for one design at its arrival rate."""
 
-from __future__ import annotations
-
 import math
 from typing import NamedTuple, Optional
 

@@ -5,8 +5,6 @@ mean wait by Allen-Cunneen and the wait's tail exponential (engine.analytic.queu
 p-quantile log-normal with that SCV. Times in s, rates in requests/s.
 """
 
-from __future__ import annotations
-
 import math
 
 from pydantic import BaseModel, ConfigDict

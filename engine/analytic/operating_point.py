@@ -1,7 +1,5 @@
 """The analytic answer for a design: capacity, bottleneck, latency, SLA-bounded throughput, over rates."""
 
-from __future__ import annotations
-
 import math
 from typing import Optional
 

@@ -10,8 +10,6 @@ decode are their own stages whose host-side driver work is charged to the
 RPC/host pool. A query of q items costs q preprocessing items.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PrivateAttr

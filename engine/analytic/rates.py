@@ -22,8 +22,6 @@ Approximations (documented so their error can be measured against the simulator)
   dominates the variability, an approximation otherwise.
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 from typing import Optional

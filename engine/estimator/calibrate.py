@@ -11,8 +11,6 @@ curve weighs the same however many batch sizes it has. A family with no curve bo
 of the nearest family that has one (FAMILY_FALLBACK), and says so.
 """
 
-from __future__ import annotations
-
 import hashlib
 import math
 import threading
@@ -102,7 +100,7 @@ def _sigmoid(z):
 class _Problem:
     """The flat arrays of every (point, operator) pair, so one evaluation is a handful of numpy calls."""
 
-    def __init__(self, groups: list[tuple[OpTable, PartitionSpec, pd.DataFrame]], families: list[str],
+    def __init__(self, groups: list[tuple[OpTable, PartitionSpec, "pd.DataFrame"]], families: list[str],
                  harnesses: list[str]):
         self.families, self.harnesses = families, harnesses
         cls_idx = {c: i for i, c in enumerate(FITTED_CLASSES)}
@@ -205,7 +203,7 @@ _fits: "OrderedDict[str, Calibration]" = OrderedDict()
 _fits_lock = threading.Lock()
 
 
-def _digest(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> str:
+def _digest(points: "pd.DataFrame", tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> str:
     h = hashlib.sha256()
     cols = ["model", "sku", "partition", "precision", "batch", "input_len", "mean_ms", "harness"]
     import pandas as pd  # heavy (~0.3 s to import): loaded where a DataFrame is made, not by `evaluate`
@@ -223,7 +221,7 @@ def _digest(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[
     return h.hexdigest()
 
 
-def calibrate_cached(points: pd.DataFrame, tables: Mapping[str, OpTable],
+def calibrate_cached(points: "pd.DataFrame", tables: Mapping[str, OpTable],
                      specs: Mapping[tuple, PartitionSpec]) -> Calibration:
     """`calibrate`, answered from the process's last few fits when the inputs are the same."""
     key = _digest(points, tables, specs)
@@ -239,7 +237,7 @@ def calibrate_cached(points: pd.DataFrame, tables: Mapping[str, OpTable],
     return fit
 
 
-def calibrate(points: pd.DataFrame, tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> Calibration:
+def calibrate(points: "pd.DataFrame", tables: Mapping[str, OpTable], specs: Mapping[tuple, PartitionSpec]) -> Calibration:
     """Fit efficiencies and harness times on `points` (latency-point rows with a `harness` column).
 
     `tables`: model -> OpTable; `specs`: (sku, partition, precision) -> PartitionSpec. Points whose model has

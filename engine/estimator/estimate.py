@@ -6,8 +6,6 @@ answers `estimate(...)`: mean latency at each batch, with the family whose effic
 error to expect (the leave-one-out table, engine.estimator.loo).
 """
 
-from __future__ import annotations
-
 import math
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -69,7 +67,7 @@ class Estimate(BaseModel):
 class Estimator:
     """Cost tables, GPU specs and calibration points; answers estimated curves."""
 
-    def __init__(self, costs: pd.DataFrame, specs: pd.DataFrame, catalog: Catalog, points: pd.DataFrame,
+    def __init__(self, costs: "pd.DataFrame", specs: "pd.DataFrame", catalog: Catalog, points: "pd.DataFrame",
                  loo_error: Optional[dict] = None, calibration: Optional[Calibration] = None):
         self.costs = costs
         self.specs = {str(r["sku"]): r for r in specs.to_dict("records")}
@@ -82,7 +80,7 @@ class Estimator:
 
     @classmethod
     def from_store(cls, store, catalog: Optional[Catalog] = None,
-                   points: Optional[pd.DataFrame] = None) -> "Estimator":
+                   points: Optional["pd.DataFrame"] = None) -> "Estimator":
         """The store's cost tables and specs; `catalog` and `points` (store.catalog(), store.latency_points()) where
         the caller has read them already (ProfileBook.from_store), so a start-up reads each once."""
         return cls(store.table("model_costs"), store.table("gpu_specs"),
@@ -128,7 +126,7 @@ class Estimator:
             self._calibration = calibrate_cached(*self.calibration_inputs(self.points))
         return self._calibration
 
-    def calibration_inputs(self, points: pd.DataFrame):
+    def calibration_inputs(self, points: "pd.DataFrame"):
         """(points with their harness, cost tables, partition specs) for engine.estimator.calibrate."""
         pts = points[points["model"].isin(self.model_names) & points["sku"].isin(self.specs)].copy()
         pts = pts[pts["precision"].isin(("fp16", "amp", "int8", "bf16", "tf32", "fp32"))]

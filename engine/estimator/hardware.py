@@ -6,8 +6,6 @@ the SM counts come from `nvidia-smi mig -lgip`, data/seed/mig_profiles.csv). An 
 the SMs at N % and leaves the memory system whole (MPS limits threads, not bandwidth).
 """
 
-from __future__ import annotations
-
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict

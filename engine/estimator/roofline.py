@@ -21,8 +21,6 @@ same eager harness is far slower per item on a T4 (320 GB/s) than on an A100 (1.
 Units: seconds, FLOPs, elements, bytes.
 """
 
-from __future__ import annotations
-
 from typing import Mapping, Optional, Sequence
 
 import numpy as np

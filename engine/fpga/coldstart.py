@@ -8,8 +8,6 @@ time (rpc_figures): about 5 % for EIF (Sec V-D), 91 % GPU and 73 % CPU with mode
 (Sec I, from its ref [1]). Units: bytes, GB/s (1e9 B/s), seconds; the table reports ms and fractions.
 """
 
-from __future__ import annotations
-
 import math
 from typing import TYPE_CHECKING, Optional
 
@@ -115,7 +113,7 @@ def fixed_for_share(share: float, load_s: float, after_s: float) -> float:
 def cold_start_table(weights_mb: float, fpga_ms: float, gpu_ms: float, cpu_ms: float, *,
                      fpga_pcie: tuple[int, int] = (PAC_A10_PCIE_GEN, PAC_A10_PCIE_LANES),
                      gpu_pcie: tuple[int, int] = (3, 16), slice_bytes: float = EIF_SLICE_BYTES,
-                     fpga_setup_ms: float = 0.0, library_init_ms: float = 0.0) -> pd.DataFrame:
+                     fpga_setup_ms: float = 0.0, library_init_ms: float = 0.0) -> "pd.DataFrame":
     """One row per platform: FPGA streaming, GPU and CPU whole-model loading, with the published shares.
 
     weights_mb: model size (MB, 1e6 B); *_ms: compute time of one request on each platform; the GPU

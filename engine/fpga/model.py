@@ -10,8 +10,6 @@ Intel datasheet); tests/test_fpga_model.py checks that each constant equals its 
 Units: milliseconds for per-request times (what people type), fractions for slowdown and sparsity.
 """
 
-from __future__ import annotations
-
 import math
 from typing import TYPE_CHECKING, Optional
 
@@ -249,7 +247,7 @@ def service_time(ms_dedicated: float, threads: int, sparsity: float, fit: Slowdo
 
 def fpga_tenancy_table(ms_per_request: float, sparsity: float = SPARSITY_MID, board_name: str = "intel-pac-a10",
                        boards: int = 1, accelerators_per_board: Optional[int] = None,
-                       threads: Optional[list[int]] = None) -> pd.DataFrame:
+                       threads: Optional[list[int]] = None) -> "pd.DataFrame":
     """Tenants, slowdown, per-request time and throughput for each thread count (EIF Sec V-B, V-C).
 
     One row per threads-per-accelerator setting (default 1..the board's maximum); throughput is every

@@ -1,8 +1,6 @@
 """What a ProfileBook answers: the latency of one batch (`Prediction`) and a curve's knee (`Knee`), each with
 the provenance of the curve it was read from (DESIGN.md section 5)."""
 
-from __future__ import annotations
-
 from typing import Optional
 
 from pydantic import BaseModel, ConfigDict

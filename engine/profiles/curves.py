@@ -5,8 +5,6 @@ answers for any batch in its range, interpolated in log(batch); a derived
 curve (slice law) answers on 1..max_batch. Outside the range it refuses.
 """
 
-from __future__ import annotations
-
 from typing import Optional
 
 import numpy as np

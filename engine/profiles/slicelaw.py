@@ -12,8 +12,6 @@ utilisation knee scales with s (PREBA section 3.2: 16/4/2 on 1g against
 128/32/16 on 7g).
 """
 
-from __future__ import annotations
-
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 

@@ -10,8 +10,6 @@ Variable-length models scale each column with the input length to the given powe
 activation, residual add after a conv or matmul): the estimator charges it no kernel of its own.
 """
 
-from __future__ import annotations
-
 from typing import Optional
 
 from pydantic import Field, model_validator

@@ -6,8 +6,6 @@ value and unit as published, and a short quote it can be found by. The reproduct
 `python -m engine reproduce --help` stays cheap.
 """
 
-from __future__ import annotations
-
 import csv
 import functools
 import re

@@ -10,8 +10,6 @@ keep published numbers in the units they were published in (milliseconds), and
 the engine converts to seconds where it computes.
 """
 
-from __future__ import annotations
-
 from typing import Optional
 
 from pydantic import Field, field_validator, model_validator

@@ -1,7 +1,5 @@
 """The base of every seed row: frozen, no extra fields, no NaN or infinity, text cells bounded, a source."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the longest text cell (names, source, note): curated seed cells reach ~430 characters

@@ -1,7 +1,5 @@
 """The common result of every stage model."""
 
-from __future__ import annotations
-
 import math
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator

@@ -14,8 +14,6 @@ Defaults and where they come from:
   MobileNet, is ~8.4k img/s at ~0.73 MB per image, i.e. >= 6 image CUs on its one U55C card.
 """
 
-from __future__ import annotations
-
 import math
 
 from pydantic import BaseModel, ConfigDict

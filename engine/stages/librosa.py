@@ -22,8 +22,6 @@ which users' designs already rely on; a cost fitted through one paper's Python/L
 baseline, not a measurement of audio preprocessing in general, and must not move their answers.
 """
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 
 #: the paper_results.csv row the fit reads (PREBA Sec 3.3, Fig 8: 393 cores for CitriNet)

@@ -20,8 +20,6 @@ DMA as packets arrive) is the request's own; per-batch work (host<->GPU copies, 
 the whole batch, is on every member's critical path, and is divided by the batch in `cpu_s_per_request`.
 """
 
-from __future__ import annotations
-
 import math
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -201,7 +199,7 @@ def with_changes(c: RpcComponents, **changes) -> RpcComponents:
     return RpcComponents.model_validate({**c.model_dump(), **changes})
 
 
-def components_for(spec: RpcSpec) -> RpcComponents:
+def components_for(spec: "RpcSpec") -> RpcComponents:
     """The preset's components with the spec's overrides (link_gbps always; the others where the spec names one)."""
     names = ("copy_method", "orchestration", "completion", "polling_interval_us")
     return with_changes(PRESETS[spec.preset], **{**spec.components, "link_gbps": spec.link_gbps,
@@ -352,19 +350,19 @@ class ModelLike(Protocol):  # a models.csv row (engine.seed.records.ModelRow) or
     kernel_count: int | None
 
 
-def rpc_path(spec: RpcSpec, model: ModelLike, gpu_time_s: float, pcie_gen: int = 4, batch: int = 1) -> RpcBreakdown:
+def rpc_path(spec: "RpcSpec", model: ModelLike, gpu_time_s: float, pcie_gen: int = 4, batch: int = 1) -> RpcBreakdown:
     """`rpc_breakdown` for a scenario's RPC spec and a models.csv row (kernel_count defaults to 50)."""
     return rpc_breakdown(with_changes(components_for(spec), pcie_gen=int(pcie_gen)), model.request_bytes,
                          model.response_bytes, _kernels(model) or DEFAULT_KERNEL_COUNT, gpu_time_s, batch)
 
 
-def rpc_serial_executor(spec: RpcSpec, model: ModelLike, pcie_gen: int = 4) -> tuple[float, float]:
+def rpc_serial_executor(spec: "RpcSpec", model: ModelLike, pcie_gen: int = 4) -> tuple[float, float]:
     """`serial_executor_s` for a scenario's RPC spec and a models.csv row: (s per request, s per batch)."""
     return serial_executor_s(with_changes(components_for(spec), pcie_gen=int(pcie_gen)), model.request_bytes,
                              model.response_bytes, _kernels(model) or DEFAULT_KERNEL_COUNT)
 
 
-def rpc_stage(spec: RpcSpec, model: ModelLike, gpu_time_s: float, pcie_gen: int = 4, cores: float = 1.0,
+def rpc_stage(spec: "RpcSpec", model: ModelLike, gpu_time_s: float, pcie_gen: int = 4, cores: float = 1.0,
               batch: int = 1) -> StageCost:
     """The RPC stage for the analytic engine (seconds, requests/s, CPU-seconds).
 

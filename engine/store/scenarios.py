@@ -14,8 +14,6 @@ in memory (a store opened with user_dir=None). DuckDB is imported by the functio
 engine.store).
 """
 
-from __future__ import annotations
-
 import contextlib
 import hashlib
 import json
@@ -147,7 +145,7 @@ class ScenarioShelf:
         """Every saved scenario, by name."""
         return sorted(self._snapshot().values(), key=lambda s: s.name.casefold())
 
-    def names(self) -> list[str]:
+    def names(self) -> "list[str]":  # quoted: `list` here is the method above
         return [s.name for s in self.list()]
 
     def get(self, name: str) -> SavedScenario:
