@@ -80,15 +80,18 @@ class ProfileBook:
 
     @classmethod
     def from_store(cls, store) -> "ProfileBook":
-        """The store's tables, read once as rows; the estimator is built from them when a curve first needs it."""
+        """The store's tables, read once as rows; the estimator is built when a curve first needs it, and only then
+        reads the cost tables (model_costs, ~3,800 rows, and gpu_specs): until then the book knows just which
+        models have one (`store.cost_models()`), so a book that never estimates never reads them. The store (a
+        Store or a rows snapshot) must therefore stay open while the book is used; model_costs and gpu_specs are
+        seed tables, which a store's rows never change under it."""
         points, catalog = store.latency_records(), store.catalog()
-        costs, specs = store.records("model_costs"), store.records("gpu_specs")
 
         def estimator() -> Estimator:
+            costs, specs = store.records("model_costs"), store.records("gpu_specs")
             return Estimator(frame(costs, _columns("model_costs")), frame(specs, _columns("gpu_specs")), catalog,
                              frame(points, _columns("latency_points")), loo_error=expected_errors())
-        return cls(points, store.records("models"), catalog, estimator,
-                   frozenset(r["model"] for r in costs if r["model"] is not None))
+        return cls(points, store.records("models"), catalog, estimator, frozenset(store.cost_models()))
 
     @property
     def points(self) -> pd.DataFrame:

@@ -411,6 +411,11 @@ class Store:
         return [r["v"] for r in self._records(f'SELECT DISTINCT "{column}" AS v FROM "{table}" ORDER BY 1')
                 if r["v"] is not None]
 
+    def cost_models(self) -> list[str]:
+        """The models the estimator has operator-cost tables for (model_costs' distinct models), sorted; without
+        reading the cost rows themselves (ProfileBook reads those only when it first estimates)."""
+        return self.distinct("model_costs", "model")
+
     def catalog(self) -> Catalog:
         return Catalog.from_records(self.records)
 

@@ -2,22 +2,35 @@
 run answers without DuckDB (importing it, opening the store and its ten queries took ~0.1 s of a 0.6 s run; the
 snapshot takes ~0.02 s: benchmarks/cli_startup.py).
 
-It holds exactly what Context.from_store and ProfileBook.from_store read (SNAPSHOT_TABLES through `records`, and
-the latency points in `latency_records` order), as the store returned them, with the version they were read at:
-the database's path and file status (size, times, inode; its write-ahead log's too), the seed tables' hash (the
-store's own test of whether its database is current, which it also computes on every open), the status of each
-user-rows file, this file's format and a hash of the code that shapes the rows (CODE_FILES). The file,
-`<database>.rows.json`, is one line of header (that version and the SHA-256 of the rest) and then the rows, one
-JSON object: JSON, so loading it can run no code.
+It holds exactly what Context.from_store and ProfileBook.from_store read (SNAPSHOT_TABLES through `records`, the
+latency points in `latency_records` order, and `cost_models`), as the store returned them, with the version they
+were read at: the database's path and file status (size, times, inode; its write-ahead log's too), the seed tables'
+hash (the store's own test of whether its database is current, which it also computes on every open), the status of
+each user-rows file, this file's format and a hash of the code that shapes the rows (CODE_FILES). The file,
+`<database>.rows.json`, is one line of header (that version and the SHA-256 of the rest) and then the body, in lines:
+first the index (each table's columns, in KEYS order, and the sorted list of models that have cost tables, worked
+out from the model_costs rows written), then one line per table of KEYS, its rows as a JSON list of value lists.
+JSON, so loading it can run no code; a line per table, so each is decoded on its own.
 
-open_rows() uses the snapshot only when its version equals the one worked out now (stat calls and the seed hash;
-no DuckDB), its digest matches and every table has the columns of its row model; anything else (missing, stale,
-unreadable, truncated, malformed, the wrong shape) opens the Store, reads the rows there (a Store error is raised
-as `evaluate` always raised it) and writes the snapshot afresh. So an import of user rows, a rebuild of the
-database or an edited seed table refreshes it on the next run. It is written only when nothing changed while the
-rows were read (the version before equals the version after), through a temporary file renamed into place, so a
-reader never sees part of one; where the directory cannot be written it is skipped without a word. Only
-`evaluate` reads it: every other command and the hosted app (Store.hosted, overlays) open the Store as before.
+load_snapshot() uses the snapshot only when its version equals the one worked out now (stat calls and the seed
+hash; no DuckDB), the digest of the whole body matches and the index gives every table its row model's columns and
+a line; anything else (missing, stale, unreadable, truncated, malformed, the wrong shape) opens the Store, reads
+the rows there (a Store error is raised as `evaluate` always raised it) and writes the snapshot afresh. So an
+import of user rows, a rebuild of the database or an edited seed table refreshes it on the next run. A table's line
+is decoded, and its rows' lengths checked, the first time the table is asked for: the default scenario never
+estimates, so its run never decodes model_costs (850 kB of the ~1 MB body; ~10 ms to decode and make dicts of).
+
+A table line that is malformed although the digest matched cannot come from write_snapshot (it checks every value
+before writing) nor from a file changed since it was opened (its bytes are read once, then hashed); only from a
+file someone else wrote with a matching digest. Such a table is read from the Store instead (and the snapshot
+written afresh) where the version is still the one the snapshot was opened at, so the rows stay those of one
+version; where the store has changed meanwhile (or the fresh rows contradict the cost models already given out),
+it raises a StoreError that names the snapshot, never a bare ValueError or KeyError.
+
+The snapshot is written only when nothing changed while the rows were read (the version before equals the version
+after), through a temporary file renamed into place, so a reader never sees part of one; where the directory
+cannot be written it is skipped without a word. Only `evaluate` reads it: every other command and the hosted app
+(Store.hosted, overlays) open the Store as before.
 """
 
 from __future__ import annotations
@@ -42,17 +55,23 @@ from engine.store.build import _sql_type
 
 log = logging.getLogger("kneepoint.store")
 
-#: this file's layout; a snapshot of another format is stale
-FORMAT = 1
+#: this file's layout (2: an index line, then one line per table, each decoded when first asked for); a snapshot of
+#: another format is stale
+FORMAT = 2
 #: the tables Context.from_store and ProfileBook.from_store read through `records` (the catalogue's three included)
 SNAPSHOT_TABLES = ("gpus", "mig_profiles", "mig_placements", "models", "model_costs", "gpu_specs",
                    "preprocessing_points", "prices_power")
 #: the key of the latency points, in latency_records' order (not records' order)
 LATENCY = "latency_records"
+#: every table the snapshot holds, in the order of their lines after the index
+KEYS = (*SNAPSHOT_TABLES, LATENCY)
 #: the Python type of each SQL type a store column has (engine.store.build._sql_type); JSON gives each back as it was
 _PY_TYPES = {"BIGINT": int, "DOUBLE": float, "BOOLEAN": bool, "VARCHAR": str}
 
-__all__ = ["RowsSnapshot", "open_rows", "load_snapshot", "refresh_snapshot", "snapshot_path", "current_version"]
+__all__ = ["KEYS", "RowsSnapshot", "open_rows", "load_snapshot", "refresh_snapshot", "snapshot_path",
+           "current_version"]
+
+Tables = dict[str, tuple[list[str], list[list]]]  #: {KEYS name: (columns, rows as value lists)}
 
 
 def snapshot_path(db_path: Path) -> Path:
@@ -69,6 +88,12 @@ def _value_types(key: str) -> list[tuple[type, type]]:
     """The types a value of each column may have: its SQL type's, or None's (NULL)."""
     fields = TABLES["latency_points" if key == LATENCY else key][0].model_fields.values()
     return [(_PY_TYPES[_sql_type(f.annotation)], type(None)) for f in fields]
+
+
+def _cost_models(columns: list[str], rows: list[list]) -> list[str]:
+    """The models of model_costs rows, sorted, once each, NULL left out: what Store.cost_models gives."""
+    i = columns.index("model")
+    return sorted({row[i] for row in rows if row[i] is not None})
 
 
 def _status(path: Path) -> Optional[list[int]]:
@@ -103,17 +128,64 @@ def current_version(db_path: Path, seed_dir: Path = SEED_DIR) -> dict:
             "user_files": {t: _status(user_dir / f"{t}.parquet") for t in USER_TABLES}}
 
 
+class _Origin:
+    """Where a loaded snapshot came from: its file, the database and seed tables it stands for, and the version
+    it was current at (what a table that turns out malformed is then read from the Store against)."""
+
+    def __init__(self, path: Path, db_path: Path, seed_dir: Path, version: dict):
+        self.path, self.db_path, self.seed_dir, self.version = path, db_path, seed_dir, version
+
+
 class RowsSnapshot:
     """The read methods of a Store that Context.from_store and ProfileBook.from_store call (`records`,
-    `latency_records`, `catalog`), over rows held in memory: each call gives new {column: value} dicts (None for
-    NULL), in the store's order, as Store's do."""
+    `latency_records`, `cost_models`, `catalog`), over rows held in memory: each call gives new {column: value}
+    dicts (None for NULL), in the store's order, as Store's do. A loaded snapshot holds each table as its line of
+    JSON and decodes it the first time it is asked for (`decoded` says which are)."""
 
-    def __init__(self, tables: dict[str, tuple[list[str], list[list]]]):
-        #: {SNAPSHOT_TABLES name or LATENCY: (columns, rows as value lists)}
-        self._tables = tables
+    def __init__(self, tables: Tables, cost_models: Optional[list[str]] = None, *,
+                 lines: Optional[dict[str, bytes]] = None, origin: Optional[_Origin] = None):
+        """`tables`: the tables decoded already; `lines`: the others, as the snapshot's lines (digest checked),
+        with `origin`, the file they were read from; `cost_models`: worked out from model_costs if not given."""
+        self._tables = dict(tables)
+        self._lines = dict(lines or {})
+        self._origin = origin
+        self._cost_models = list(cost_models) if cost_models is not None else _cost_models(*tables["model_costs"])
+
+    @property
+    def decoded(self) -> frozenset[str]:
+        """The tables (KEYS names) decoded so far."""
+        return frozenset(self._tables)
+
+    def _table(self, key: str) -> tuple[list[str], list[list]]:
+        if key not in self._tables:
+            try:
+                self._tables[key] = _decoded(key, self._lines[key], self._cost_models)
+            except (ValueError, TypeError, RecursionError) as e:  # malformed, though the digest matched
+                self._tables[key] = self._from_store(key, e)
+        return self._tables[key]
+
+    def _from_store(self, key: str, error: Exception) -> tuple[list[str], list[list]]:
+        """Table `key` read from the Store, where its line in the snapshot is malformed: only while the version is
+        still the one the snapshot was opened at (so every table given out is of one version), the snapshot then
+        written afresh; a StoreError naming the snapshot otherwise."""
+        origin = self._origin
+        where = f"the rows snapshot {origin.path}" if origin else "the rows snapshot"
+        what = f"{where}: its {key} rows cannot be read ({type(error).__name__}: {error})"
+        log.warning("%s; reading them from the store", what)
+        if origin is None or _version_or_none(origin.db_path, origin.seed_dir) != origin.version:
+            raise StoreError(f"{what}, and the store has changed since the snapshot was opened: run the command "
+                             "again (the next run reads the store and writes the snapshot afresh)") from None
+        fresh = refresh_snapshot(origin.db_path, origin.seed_dir)
+        if _version_or_none(origin.db_path, origin.seed_dir) != origin.version:
+            raise StoreError(f"{what}, and the store changed while they were read again: run the command "
+                             "again") from None
+        if fresh.cost_models() != self._cost_models:
+            raise StoreError(f"{what}; its list of the models with cost tables is not the store's: run the "
+                             "command again (the snapshot has been written afresh)") from None
+        return fresh._table(key)
 
     def _rows(self, key: str) -> list[dict]:
-        columns, rows = self._tables[key]
+        columns, rows = self._table(key)
         return [dict(zip(columns, row)) for row in rows]
 
     def records(self, name: str) -> list[dict]:
@@ -124,6 +196,10 @@ class RowsSnapshot:
     def latency_records(self) -> list[dict]:
         """Every latency point (unfiltered: the profile book reads them all), in Store.latency_records' order."""
         return self._rows(LATENCY)
+
+    def cost_models(self) -> list[str]:
+        """The models with cost tables, sorted, as Store.cost_models (kept apart: model_costs is not decoded)."""
+        return list(self._cost_models)
 
     def catalog(self) -> Catalog:
         return Catalog.from_records(self.records)
@@ -137,36 +213,54 @@ def open_rows(path: Optional[Path] = None, seed_dir: Path = SEED_DIR) -> RowsSna
 
 
 def load_snapshot(db_path: Path, seed_dir: Path = SEED_DIR) -> Optional[RowsSnapshot]:
-    """The snapshot beside `db_path` if it is current and whole; None otherwise (never an error)."""
+    """The snapshot beside `db_path` if it is current, whole and indexed as this format's; None otherwise (never an
+    error). Its tables are decoded later, each when first asked for."""
     try:
-        data = snapshot_path(db_path).read_bytes()
+        path = snapshot_path(db_path)
+        data = path.read_bytes()
         head, _, body = data.partition(b"\n")
         header = json.loads(head)
-        if not isinstance(header, dict) or header.get("version") != current_version(db_path, seed_dir):
+        version = current_version(db_path, seed_dir)
+        if not isinstance(header, dict) or header.get("version") != version:
             return None
         if header.get("sha256") != hashlib.sha256(body).hexdigest():
             return None
-        return RowsSnapshot(_checked(json.loads(body)))
+        index, *lines = body.split(b"\n")
+        cost_models = _checked_index(json.loads(index), len(lines))
+        return RowsSnapshot({}, cost_models, lines=dict(zip(KEYS, lines)),
+                            origin=_Origin(path, db_path, seed_dir, version))
     except Exception as e:  # whatever is wrong with the file (or reading it), the store answers
         log.debug("rows snapshot beside %s not used: %s: %s", db_path, type(e).__name__, e)
         return None
 
 
-def _checked(payload) -> dict[str, tuple[list[str], list[list]]]:
-    """The tables of a snapshot's body; ValueError unless each table has its model's columns and rows of as many
-    values. (The values' types are checked on writing, and the digest keeps them as written.)"""
-    keys = (*SNAPSHOT_TABLES, LATENCY)
-    if not isinstance(payload, dict) or sorted(payload) != sorted(keys):
-        raise ValueError("not the snapshot's tables")
-    out = {}
-    for key in keys:
-        columns, rows = payload[key]["columns"], payload[key]["rows"]
-        n = len(columns)
-        if columns != _columns(key) or not isinstance(rows, list) \
-                or not all(type(row) is list and len(row) == n for row in rows):
-            raise ValueError(f"{key}: not the model's columns, or a row of another length")
-        out[key] = (columns, rows)
-    return out
+def _checked_index(index, n_lines: int) -> list[str]:
+    """The cost models of a snapshot's index; ValueError unless it gives each table of KEYS, in order, its model's
+    columns, the body has a line for each, and the cost models are names, sorted, once each."""
+    if not isinstance(index, dict) or sorted(index) != ["columns", "cost_models"]:
+        raise ValueError("not the snapshot's index")
+    columns, cost_models = index["columns"], index["cost_models"]
+    if not isinstance(columns, dict) or list(columns.items()) != [(key, _columns(key)) for key in KEYS]:
+        raise ValueError("not the snapshot's tables, or not their models' columns")
+    if n_lines != len(KEYS):
+        raise ValueError(f"{n_lines} table lines, not {len(KEYS)}")
+    if not isinstance(cost_models, list) or not all(type(m) is str for m in cost_models) \
+            or cost_models != sorted(set(cost_models)):
+        raise ValueError("the cost models are not names, sorted, once each")
+    return cost_models
+
+
+def _decoded(key: str, line: bytes, cost_models: list[str]) -> tuple[list[str], list[list]]:
+    """Table `key` from its line; ValueError unless it is a list of rows each of as many values as its model has
+    columns (and, for model_costs, rows of exactly the cost models of the index). The values' types are checked
+    on writing, and the digest keeps them as written."""
+    columns, rows = _columns(key), json.loads(line)
+    n = len(columns)
+    if not isinstance(rows, list) or not all(type(row) is list and len(row) == n for row in rows):
+        raise ValueError("not a list of rows of the model's columns")
+    if key == "model_costs" and _cost_models(columns, rows) != cost_models:
+        raise ValueError("not the rows of the index's cost models")
+    return columns, rows
 
 
 def _version_or_none(db_path: Path, seed_dir: Path) -> Optional[dict]:
@@ -177,7 +271,7 @@ def _version_or_none(db_path: Path, seed_dir: Path) -> Optional[dict]:
         return None
 
 
-def _read(store: Store) -> dict[str, tuple[list[str], list[list]]]:
+def _read(store: Store) -> Tables:
     """The snapshot's tables, read from the store, columnar."""
     def columnar(key: str, records: list[dict]):
         columns = list(records[0]) if records else _columns(key)
@@ -209,15 +303,17 @@ def refresh_snapshot(db_path: Path, seed_dir: Path = SEED_DIR) -> RowsSnapshot:
     return RowsSnapshot(tables)
 
 
-def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[str], list[list]]]) -> bool:
+def write_snapshot(db_path: Path, version: dict, tables: Tables) -> bool:
     """Write the snapshot atomically (a temporary file renamed into place); False, and nothing written, where the
     rows are not what a snapshot holds (another table layout, a value JSON would not give back) or the directory
     cannot be written."""
     if not _in_layout(tables):
         log.debug("rows snapshot not written: the store's rows are not in the snapshot's layout")
         return False
-    body = json.dumps({key: {"columns": columns, "rows": rows} for key, (columns, rows) in tables.items()},
-                      separators=(",", ":")).encode()
+    index = {"columns": {key: tables[key][0] for key in KEYS}, "cost_models": _cost_models(*tables["model_costs"])}
+    # compact JSON has no newline (a string's is escaped): each table is one line
+    body = b"\n".join(json.dumps(part, separators=(",", ":")).encode()
+                      for part in (index, *(tables[key][1] for key in KEYS)))
     header = json.dumps({"version": version, "sha256": hashlib.sha256(body).hexdigest()}).encode()
     target = snapshot_path(db_path)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -234,10 +330,10 @@ def write_snapshot(db_path: Path, version: dict, tables: dict[str, tuple[list[st
             tmp.unlink(missing_ok=True)
 
 
-def _in_layout(tables: dict[str, tuple[list[str], list[list]]]) -> bool:
+def _in_layout(tables: Tables) -> bool:
     """True if `tables` are the snapshot's, each with its model's columns and every value of its column's type (or
     None): what a reader may then take on the digest's word, without checking each value again."""
-    if sorted(tables) != sorted((*SNAPSHOT_TABLES, LATENCY)):
+    if sorted(tables) != sorted(KEYS):
         return False
     for key, (columns, rows) in tables.items():
         kinds = _value_types(key)
