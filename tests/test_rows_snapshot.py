@@ -25,12 +25,16 @@ from engine.scenario import load_scenario
 from engine.seed.records import LatencyPointRow
 from engine.store import SEED_DIR, Store, StoreError
 from engine.store import snapshot as snap
-from engine.store.snapshot import LATENCY, SNAPSHOT_TABLES, load_snapshot, open_rows, snapshot_path
+from engine.store.snapshot import KEYS, LATENCY, SNAPSHOT_TABLES, load_snapshot, open_rows, snapshot_path
 from tests.conftest import ROOT
 
 DPU = dict(DEFAULT_SCENARIO, preprocessing={"device": "dpu"})
 MY_NET = dict(DEFAULT_SCENARIO, model="my-net", precision="fp16",
               gpu={"sku": "T4-16GB", "count": 2, "layout": None})
+#: a model with operator costs and no latency point on any GPU: only the estimator answers it
+ESTIMATED = dict(DEFAULT_SCENARIO, model="swin-t", gpu={"sku": "A100-SXM4-80GB", "count": 1, "layout": None},
+                 preprocessing={"device": "none"},
+                 workload={"arrival": {"kind": "poisson", "rate_rps": 200}, "sla": {"latency_ms": 50, "percentile": 99}})
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +58,7 @@ def _all_rows(rows) -> dict:
     out = {name: rows.records(name) for name in SNAPSHOT_TABLES}
     out[LATENCY] = rows.latency_records()
     out["catalog"] = rows.catalog().model_dump_json()
+    out["cost_models"] = rows.cost_models()
     return out
 
 
@@ -96,7 +101,7 @@ def test_the_snapshot_holds_exactly_the_rows_the_store_gives(db):
         warm.records("rpc_figures")
 
 
-@pytest.mark.parametrize("scenario", [DEFAULT_SCENARIO, DPU], ids=["default", "dpu"])
+@pytest.mark.parametrize("scenario", [DEFAULT_SCENARIO, DPU, ESTIMATED], ids=["default", "dpu", "estimated"])
 def test_evaluate_from_the_snapshot_equals_evaluate_from_the_store(db, scenario):
     open_rows(db)
     warm = load_snapshot(db)
@@ -121,6 +126,41 @@ def test_the_cli_prints_the_same_cold_and_warm_as_from_the_store(db, tmp_path):
     warm = run()
     assert os.stat(snapshot_path(db)).st_mtime_ns == stamp  # the warm run read it, did not write it again
     assert cold == warm == _evaluation(Store(db), DEFAULT_SCENARIO) + "\n"
+
+
+def test_the_cost_models_are_the_same_from_the_store_and_the_snapshot_and_those_of_the_cost_rows(db):
+    store = Store(db)
+    open_rows(db)
+    warm = load_snapshot(db)
+    expected = sorted({r["model"] for r in store.records("model_costs") if r["model"] is not None})
+    assert len(expected) > 10 and "swin-t" in expected  # the seed's cost tables, not an empty list
+    assert store.cost_models() == expected
+    assert warm.cost_models() == expected and "model_costs" not in warm.decoded  # without decoding the rows
+    assert warm.records("model_costs") == store.records("model_costs") and warm.cost_models() == expected
+
+
+def test_a_default_evaluate_decodes_no_cost_rows_and_an_estimated_one_does(db):
+    """Each table is decoded when first asked for: the default scenario's model has measured points, so its
+    evaluation never reads model_costs (850 kB of the snapshot) or gpu_specs; a model only the estimator answers
+    reads both, and gets the Store's answer."""
+    open_rows(db)
+    warm = load_snapshot(db)
+    assert warm.decoded == frozenset()  # loading checks the digest and the index, decodes no table
+    assert _evaluation(warm, DEFAULT_SCENARIO) == _evaluation(Store(db), DEFAULT_SCENARIO)
+    assert "model_costs" not in warm.decoded and "gpu_specs" not in warm.decoded
+    assert {"gpus", "models", LATENCY} <= warm.decoded  # the check above is of a run that read the snapshot
+    assert _evaluation(warm, ESTIMATED) == _evaluation(Store(db), ESTIMATED)
+    assert {"model_costs", "gpu_specs"} <= warm.decoded
+
+
+def test_the_snapshot_is_an_index_line_then_one_line_per_table(db):
+    open_rows(db)
+    head, body = snapshot_path(db).read_bytes().split(b"\n", 1)
+    assert json.loads(head)["version"]["format"] == snap.FORMAT == 2
+    index, *lines = body.split(b"\n")
+    assert list(json.loads(index)["columns"]) == list(KEYS) and len(lines) == len(KEYS)
+    assert json.loads(index)["cost_models"] == Store(db).cost_models()
+    assert json.loads(lines[KEYS.index("model_costs")]) == [list(r.values()) for r in Store(db).records("model_costs")]
 
 
 # --------------------------------------------------------------------------- what makes it stale
@@ -190,8 +230,35 @@ def _body(db) -> bytes:
     return snapshot_path(db).read_bytes().partition(b"\n")[2]
 
 
-def _payload(db) -> dict:
-    return json.loads(_body(db))
+def _parts(db) -> tuple[dict, list[bytes]]:
+    """The snapshot's index and its table lines."""
+    index, *lines = _body(db).split(b"\n")
+    return json.loads(index), lines
+
+
+def _rewrite_parts(db, index, lines: list[bytes]) -> None:
+    _rewrite(db, b"\n".join([json.dumps(index, separators=(",", ":")).encode(), *lines]))
+
+
+def _set_line(db, key: str, line: bytes) -> None:
+    index, lines = _parts(db)
+    lines[KEYS.index(key)] = line
+    _rewrite_parts(db, index, lines)
+
+
+def _model_costs(db) -> list[list]:
+    return json.loads(_parts(db)[1][KEYS.index("model_costs")])
+
+
+def _format_1(db) -> None:
+    """The snapshot as format 1 wrote it, of the rows now current: one JSON object of every table's columns and
+    rows, its header's version that of format 1."""
+    index, lines = _parts(db)
+    body = json.dumps({key: {"columns": index["columns"][key], "rows": json.loads(line)}
+                       for key, line in zip(KEYS, lines)}, separators=(",", ":")).encode()
+    head = json.loads(snapshot_path(db).read_bytes().partition(b"\n")[0])
+    head["version"]["format"] = 1
+    _rewrite(db, body, head)
 
 
 def _damage(db, kind: str) -> None:
@@ -211,6 +278,9 @@ def _damage(db, kind: str) -> None:
     elif kind == "a changed number, digest not redone":
         head, _, body = data.partition(b"\n")
         path.write_bytes(head + b"\n" + body.replace(b",1", b",2", 1))
+    elif kind == "a line dropped, digest not redone":
+        head, _, body = data.partition(b"\n")
+        path.write_bytes(head + b"\n" + body.rpartition(b"\n")[0])
     elif kind == "not JSON":
         path.write_bytes(b"\x80\x81 not json\n{")
     elif kind == "header is a list":
@@ -219,38 +289,75 @@ def _damage(db, kind: str) -> None:
         head = json.loads(data.partition(b"\n")[0])
         head["version"]["format"] = snap.FORMAT + 1
         _rewrite(db, _body(db), head)
+    elif kind == "format 1":
+        _format_1(db)
+    elif kind == "format 1's body under this format's header":
+        head = json.loads(data.partition(b"\n")[0])
+        _format_1(db)
+        _rewrite(db, _body(db), head)
     elif kind == "a table missing":
-        payload = _payload(db)
-        del payload["gpus"]
-        _rewrite(db, json.dumps(payload).encode())
-    elif kind == "rows not a list":
-        payload = _payload(db)
-        payload["models"]["rows"] = "rows"
-        _rewrite(db, json.dumps(payload).encode())
-    elif kind == "a short row":
-        payload = _payload(db)
-        payload["model_costs"]["rows"][5].pop()
-        _rewrite(db, json.dumps(payload).encode())
+        index, lines = _parts(db)
+        del index["columns"]["gpus"], lines[0]
+        _rewrite_parts(db, index, lines)
+    elif kind == "a line missing":
+        index, lines = _parts(db)
+        _rewrite_parts(db, index, lines[:-1])
+    elif kind == "a line too many":
+        index, lines = _parts(db)
+        _rewrite_parts(db, index, [*lines, b"[]"])
     elif kind == "a renamed column":
-        payload = _payload(db)
-        payload["gpus"]["columns"][1] = "name"
-        _rewrite(db, json.dumps(payload).encode())
-    elif kind == "a table of another type":
-        payload = _payload(db)
-        payload["prices_power"] = [1, 2, 3]
-        _rewrite(db, json.dumps(payload).encode())
+        index, lines = _parts(db)
+        index["columns"]["gpus"][1] = "name"
+        _rewrite_parts(db, index, lines)
+    elif kind == "tables in another order":
+        index, lines = _parts(db)
+        index["columns"] = dict(reversed(index["columns"].items()))
+        _rewrite_parts(db, index, lines[::-1])
+    elif kind == "cost models unsorted":
+        index, lines = _parts(db)
+        index["cost_models"].reverse()
+        _rewrite_parts(db, index, lines)
+    elif kind == "cost models not names":
+        index, lines = _parts(db)
+        index["cost_models"] = [1, 2]
+        _rewrite_parts(db, index, lines)
+    elif kind == "the index a list":
+        index, lines = _parts(db)
+        _rewrite_parts(db, list(index.items()), lines)
     elif kind == "deep nesting":
         _rewrite(db, b"[" * 100_000 + b"]" * 100_000)
     elif kind == "a directory":
         path.unlink()
         path.mkdir()
+    # damage a table's own line (the index intact): seen only when that table is decoded
+    elif kind == "rows not a list":
+        _set_line(db, "models", b'"rows"')
+    elif kind == "a short row":
+        rows = _model_costs(db)
+        rows[5].pop()
+        _set_line(db, "model_costs", json.dumps(rows).encode())
+    elif kind == "a table of another type":
+        _set_line(db, "prices_power", b'{"rows":[1,2,3]}')
+    elif kind == "a line not JSON":
+        _set_line(db, "gpus", b'[["a",')
+    elif kind == "deep nesting in a line":
+        _set_line(db, "gpu_specs", b"[" * 100_000 + b"]" * 100_000)
+    elif kind == "cost rows of one model fewer than the index says":
+        rows = _model_costs(db)
+        i = snap._columns("model_costs").index("model")
+        _set_line(db, "model_costs", json.dumps([r for r in rows if r[i] != "swin-t"]).encode())
     else:
         raise AssertionError(kind)
 
 
 DAMAGE = ["deleted", "empty", "truncated", "header only", "a flipped byte", "a changed number, digest not redone",
-          "not JSON", "header is a list", "another format", "a table missing", "rows not a list", "a short row",
-          "a renamed column", "a table of another type", "deep nesting", "a directory"]
+          "a line dropped, digest not redone", "not JSON", "header is a list", "another format", "format 1",
+          "format 1's body under this format's header", "a table missing", "a line missing", "a line too many",
+          "a renamed column", "tables in another order", "cost models unsorted", "cost models not names",
+          "the index a list", "deep nesting", "a directory"]
+#: damage to one table's line, under a digest that matches: found when that table is first decoded
+LINE_DAMAGE = ["rows not a list", "a short row", "a table of another type", "a line not JSON",
+               "deep nesting in a line", "cost rows of one model fewer than the index says"]
 
 
 @pytest.mark.parametrize("kind", DAMAGE)
@@ -267,7 +374,56 @@ def test_a_damaged_snapshot_is_not_used_and_the_store_answers(db, kind):
     if kind == "a directory":  # not replaced: nothing is written where a directory is
         assert snapshot_path(db).is_dir() and load_snapshot(db) is None
     else:  # written afresh
-        assert load_snapshot(db) is not None
+        assert load_snapshot(db) is not None and snapshot_path(db).read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", LINE_DAMAGE)
+def test_a_malformed_table_line_is_read_from_the_store_and_the_snapshot_written_afresh(db, kind):
+    """A table line that the digest vouches for but that is not the table's rows (only a file written by something
+    else can be so) is found when the table is first decoded; the version being still the one it was opened at,
+    that table is read from the Store, and the snapshot written again as it should be."""
+    open_rows(db)
+    before = snapshot_path(db).read_bytes()
+    _damage(db, kind)
+    assert snapshot_path(db).read_bytes() != before
+    rows = load_snapshot(db)
+    assert rows is not None  # the index is whole: the table's line is decoded only when asked for
+    assert _evaluation(rows, DEFAULT_SCENARIO) == _evaluation(Store(db), DEFAULT_SCENARIO)
+    assert _all_rows(rows) == _all_rows(Store(db))
+    assert snapshot_path(db).read_bytes() == before  # written afresh
+    assert _all_rows(load_snapshot(db)) == _all_rows(Store(db))
+
+
+def test_a_malformed_table_line_after_the_store_changed_is_a_store_error_naming_the_snapshot(db):
+    """Where the store has changed since the snapshot was opened, its rows cannot stand in for the malformed
+    table's (the other tables given out are of the version before): a StoreError that names the file, not a
+    ValueError; and the next run reads the store."""
+    open_rows(db)
+    _damage(db, "a short row")
+    rows = load_snapshot(db)
+    assert rows is not None
+    Store(db).add_rows("latency_points", _my_net_rows())
+    with pytest.raises(StoreError, match=rf"rows snapshot {snapshot_path(db)}: its model_costs rows cannot be read"
+                                         r".*the store has changed since"):
+        rows.records("model_costs")
+    assert load_snapshot(db) is None  # stale: the next run reads the store
+    assert _all_rows(open_rows(db)) == _all_rows(Store(db))
+
+
+def test_an_index_that_lists_a_model_without_cost_rows_is_a_store_error_once_they_are_read(db):
+    """The cost models are given out before model_costs is decoded; if its rows then show them wrong (a file not
+    written by write_snapshot, under a matching digest), the book built on them cannot be mended: a StoreError
+    naming the snapshot, which is then written afresh, right."""
+    open_rows(db)
+    before = snapshot_path(db).read_bytes()
+    index, lines = _parts(db)
+    index["cost_models"] = sorted([*index["cost_models"], "zz-not-a-model"])
+    _rewrite_parts(db, index, lines)
+    rows = load_snapshot(db)
+    assert "zz-not-a-model" in rows.cost_models()
+    with pytest.raises(StoreError, match=rf"rows snapshot {snapshot_path(db)}: .*not the store's"):
+        rows.records("model_costs")
+    assert snapshot_path(db).read_bytes() == before and load_snapshot(db).cost_models() == Store(db).cost_models()
 
 
 # --------------------------------------------------------------------------- where it cannot be written
