@@ -34,7 +34,8 @@ MY_NET = dict(DEFAULT_SCENARIO, model="my-net", precision="fp16",
 #: a model with operator costs and no latency point on any GPU: only the estimator answers it
 ESTIMATED = dict(DEFAULT_SCENARIO, model="swin-t", gpu={"sku": "A100-SXM4-80GB", "count": 1, "layout": None},
                  preprocessing={"device": "none"},
-                 workload={"arrival": {"kind": "poisson", "rate_rps": 200}, "sla": {"latency_ms": 50, "percentile": 99}})
+                 workload={"arrival": {"kind": "poisson", "rate_rps": 200},
+                           "sla": {"latency_ms": 50, "percentile": 99}})
 
 
 @pytest.fixture(scope="module")

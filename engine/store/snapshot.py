@@ -136,6 +136,28 @@ class _Origin:
         self.path, self.db_path, self.seed_dir, self.version = path, db_path, seed_dir, version
 
 
+class _Lines:
+    """The table lines of a snapshot's body by KEYS name, each cut out of the body only when asked for (splitting
+    the ~1 MB body into lines took ~0.5 ms; finding where they start, ~0.02 ms)."""
+
+    def __init__(self, body: bytes, spans: list[tuple[int, int]]):
+        self._body, self._spans = body, dict(zip(KEYS, spans))
+
+    def __getitem__(self, key: str) -> bytes:
+        start, end = self._spans[key]
+        return self._body[start:end]
+
+
+def _spans(body: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each line of `body`, newlines left out."""
+    spans, start = [], 0
+    while (end := body.find(b"\n", start)) >= 0:
+        spans.append((start, end))
+        start = end + 1
+    spans.append((start, len(body)))
+    return spans
+
+
 class RowsSnapshot:
     """The read methods of a Store that Context.from_store and ProfileBook.from_store call (`records`,
     `latency_records`, `cost_models`, `catalog`), over rows held in memory: each call gives new {column: value}
@@ -143,11 +165,11 @@ class RowsSnapshot:
     JSON and decodes it the first time it is asked for (`decoded` says which are)."""
 
     def __init__(self, tables: Tables, cost_models: Optional[list[str]] = None, *,
-                 lines: Optional[dict[str, bytes]] = None, origin: Optional[_Origin] = None):
+                 lines: Optional[_Lines] = None, origin: Optional[_Origin] = None):
         """`tables`: the tables decoded already; `lines`: the others, as the snapshot's lines (digest checked),
         with `origin`, the file they were read from; `cost_models`: worked out from model_costs if not given."""
         self._tables = dict(tables)
-        self._lines = dict(lines or {})
+        self._lines = lines
         self._origin = origin
         self._cost_models = list(cost_models) if cost_models is not None else _cost_models(*tables["model_costs"])
 
@@ -225,9 +247,9 @@ def load_snapshot(db_path: Path, seed_dir: Path = SEED_DIR) -> Optional[RowsSnap
             return None
         if header.get("sha256") != hashlib.sha256(body).hexdigest():
             return None
-        index, *lines = body.split(b"\n")
-        cost_models = _checked_index(json.loads(index), len(lines))
-        return RowsSnapshot({}, cost_models, lines=dict(zip(KEYS, lines)),
+        (start, end), *lines = _spans(body)
+        cost_models = _checked_index(json.loads(body[start:end]), len(lines))
+        return RowsSnapshot({}, cost_models, lines=_Lines(body, lines),
                             origin=_Origin(path, db_path, seed_dir, version))
     except Exception as e:  # whatever is wrong with the file (or reading it), the store answers
         log.debug("rows snapshot beside %s not used: %s: %s", db_path, type(e).__name__, e)
