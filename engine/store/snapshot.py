@@ -1,6 +1,7 @@
 """The rows snapshot: the store rows `python -m engine evaluate` reads, kept beside the database as JSON, so a warm
-run answers without DuckDB (importing it, opening the store and its ten queries took ~0.1 s of a 0.6 s run; the
-snapshot takes ~0.02 s: benchmarks/cli_startup.py).
+run answers without DuckDB (importing it, opening the store and its ten queries took ~0.1 s of a 0.6 s run;
+reading the snapshot and building the Context of the default scenario from it takes ~7 ms in a fresh process, ~18 ms
+with format 1, which decoded every table: benchmarks/cli_startup.py times the whole run).
 
 It holds exactly what Context.from_store and ProfileBook.from_store read (SNAPSHOT_TABLES through `records`, the
 latency points in `latency_records` order, and `cost_models`), as the store returned them, with the version they
