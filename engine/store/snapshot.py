@@ -138,24 +138,25 @@ class _Origin:
 
 
 class _Lines:
-    """The table lines of a snapshot's body by KEYS name, each cut out of the body only when asked for (splitting
-    the ~1 MB body into lines took ~0.5 ms; finding where they start, ~0.02 ms)."""
+    """The table lines of a snapshot file's bytes by KEYS name, each cut out only when asked for (splitting the
+    ~1 MB body into lines took ~0.5 ms, copying it apart from the header as much; finding where lines start and
+    end, ~0.02 ms)."""
 
-    def __init__(self, body: bytes, spans: list[tuple[int, int]]):
-        self._body, self._spans = body, dict(zip(KEYS, spans))
+    def __init__(self, data: bytes, spans: list[tuple[int, int]]):
+        self._data, self._spans = data, dict(zip(KEYS, spans))
 
     def __getitem__(self, key: str) -> bytes:
         start, end = self._spans[key]
-        return self._body[start:end]
+        return self._data[start:end]
 
 
-def _spans(body: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each line of `body`, newlines left out."""
-    spans, start = [], 0
-    while (end := body.find(b"\n", start)) >= 0:
+def _spans(data: bytes, start: int) -> list[tuple[int, int]]:
+    """(start, end) of each line of `data` from offset `start` on, newlines left out."""
+    spans = []
+    while (end := data.find(b"\n", start)) >= 0:
         spans.append((start, end))
         start = end + 1
-    spans.append((start, len(body)))
+    spans.append((start, len(data)))
     return spans
 
 
@@ -241,16 +242,16 @@ def load_snapshot(db_path: Path, seed_dir: Path = SEED_DIR) -> Optional[RowsSnap
     try:
         path = snapshot_path(db_path)
         data = path.read_bytes()
-        head, _, body = data.partition(b"\n")
-        header = json.loads(head)
+        cut = data.index(b"\n")  # the body, from cut + 1, is read in place (a copy of it was ~0.6 ms)
+        header = json.loads(data[:cut])
         version = current_version(db_path, seed_dir)
         if not isinstance(header, dict) or header.get("version") != version:
             return None
-        if header.get("sha256") != hashlib.sha256(body).hexdigest():
+        if header.get("sha256") != hashlib.sha256(memoryview(data)[cut + 1:]).hexdigest():
             return None
-        (start, end), *lines = _spans(body)
-        cost_models = _checked_index(json.loads(body[start:end]), len(lines))
-        return RowsSnapshot({}, cost_models, lines=_Lines(body, lines),
+        (start, end), *lines = _spans(data, cut + 1)
+        cost_models = _checked_index(json.loads(data[start:end]), len(lines))
+        return RowsSnapshot({}, cost_models, lines=_Lines(data, lines),
                             origin=_Origin(path, db_path, seed_dir, version))
     except Exception as e:  # whatever is wrong with the file (or reading it), the store answers
         log.debug("rows snapshot beside %s not used: %s: %s", db_path, type(e).__name__, e)
