@@ -19,7 +19,6 @@ only a hosted app imports it).
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 import uuid
@@ -40,8 +39,6 @@ from engine.store.scenarios import (SavedScenario, ScenarioLimitError, ScenarioN
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
-
-log = logging.getLogger("kneepoint.store")
 
 __all__ = ["Store", "SeedError", "StoreError", "USER_TABLES", "MAX_USER_ROWS", "ENV_DB", "resolve_db_path",
            "build_database", "seed_hash", "load_seed", "SavedScenario", "ScenarioNameError", "ScenarioShelf",

@@ -8,7 +8,6 @@ DuckDB is imported by the functions that use it (see engine.store).
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import stat
 import tempfile
@@ -25,9 +24,18 @@ from engine.seed.reader import SeedError, read_csv
 from engine.errors import KneepointError
 
 if TYPE_CHECKING:
+    import logging
+
     import duckdb
 
-log = logging.getLogger("kneepoint.store")
+
+def store_log() -> logging.Logger:
+    """The store's logger, "kneepoint.store". `logging` is imported with the first message rather than with the
+    store: the store is the engine's only user of it, and a warm `evaluate`, which logs nothing, spent ~2 ms of its
+    start-up importing it."""
+    import logging  # lazy (standard library): see the docstring
+
+    return logging.getLogger("kneepoint.store")
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "data"
@@ -80,7 +88,7 @@ def resolve_db_path(data_dir: Path = DATA_DIR, env: Optional[dict] = None) -> Pa
     if _writable(data_dir):
         return data_dir / DB_NAME
     tmp = private_temp_dir()
-    log.info("data directory %s is not writable; using %s", data_dir, tmp)
+    store_log().info("data directory %s is not writable; using %s", data_dir, tmp)
     return tmp / DB_NAME
 
 
@@ -244,7 +252,7 @@ def prepare_database(path: Path, seed_dir: Path = SEED_DIR,
     try:
         reason = _rebuild_reason(Path(path), seed_dir, con)
         if reason:
-            log.warning("rebuilding the profile database at %s: %s", path, reason)
+            store_log().warning("rebuilding the profile database at %s: %s", path, reason)
             build_database(Path(path), seed_dir)
             if not own:
                 _attach(con, Path(path))
@@ -329,5 +337,5 @@ def _move_aside(path: Path) -> Path:
     except OSError as e:
         raise StoreError(f"{ENV_DB}: {path} is corrupt and cannot be moved aside ({_first_line(e)}); move it "
                          f"away or set {ENV_DB} to another path") from None
-    log.warning("moved the unreadable profile database %s to %s", path, aside)
+    store_log().warning("moved the unreadable profile database %s to %s", path, aside)
     return aside

@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import uuid
 from pathlib import Path
@@ -52,9 +51,7 @@ from engine.catalog import Catalog
 from engine.seed.records import TABLES
 from engine.store import SCHEMA_VERSION, SEED_DIR, USER_TABLES, Store, StoreError, _user_dir_of, \
     resolve_db_path, seed_hash
-from engine.store.build import _sql_type
-
-log = logging.getLogger("kneepoint.store")
+from engine.store.build import _sql_type, store_log
 
 #: this file's layout (2: an index line, then one line per table, each decoded when first asked for); a snapshot of
 #: another format is stale
@@ -195,7 +192,7 @@ class RowsSnapshot:
         origin = self._origin
         where = f"the rows snapshot {origin.path}" if origin else "the rows snapshot"
         what = f"{where}: its {key} rows cannot be read ({type(error).__name__}: {error})"
-        log.warning("%s; reading them from the store", what)
+        store_log().warning("%s; reading them from the store", what)
         if origin is None or _version_or_none(origin.db_path, origin.seed_dir) != origin.version:
             raise StoreError(f"{what}, and the store has changed since the snapshot was opened: run the command "
                              "again (the next run reads the store and writes the snapshot afresh)") from None
@@ -254,7 +251,7 @@ def load_snapshot(db_path: Path, seed_dir: Path = SEED_DIR) -> Optional[RowsSnap
         return RowsSnapshot({}, cost_models, lines=_Lines(data, lines),
                             origin=_Origin(path, db_path, seed_dir, version))
     except Exception as e:  # whatever is wrong with the file (or reading it), the store answers
-        log.debug("rows snapshot beside %s not used: %s: %s", db_path, type(e).__name__, e)
+        store_log().debug("rows snapshot beside %s not used: %s: %s", db_path, type(e).__name__, e)
         return None
 
 
@@ -291,7 +288,7 @@ def _version_or_none(db_path: Path, seed_dir: Path) -> Optional[dict]:
     try:
         return current_version(db_path, seed_dir)
     except Exception as e:  # the store says what is wrong when it opens; no snapshot is written
-        log.debug("no version for the rows snapshot beside %s: %s", db_path, e)
+        store_log().debug("no version for the rows snapshot beside %s: %s", db_path, e)
         return None
 
 
@@ -332,7 +329,7 @@ def write_snapshot(db_path: Path, version: dict, tables: Tables) -> bool:
     rows are not what a snapshot holds (another table layout, a value JSON would not give back) or the directory
     cannot be written."""
     if not _in_layout(tables):
-        log.debug("rows snapshot not written: the store's rows are not in the snapshot's layout")
+        store_log().debug("rows snapshot not written: the store's rows are not in the snapshot's layout")
         return False
     index = {"columns": {key: tables[key][0] for key in KEYS}, "cost_models": _cost_models(*tables["model_costs"])}
     # compact JSON has no newline (a string's is escaped): each table is one line
@@ -347,7 +344,7 @@ def write_snapshot(db_path: Path, version: dict, tables: Tables) -> bool:
         os.replace(tmp, target)
         return True
     except OSError as e:  # a read-only directory, a full disk: the next run reads the store again
-        log.debug("rows snapshot %s not written: %s", target, e)
+        store_log().debug("rows snapshot %s not written: %s", target, e)
         return False
     finally:
         with contextlib.suppress(OSError):
