@@ -506,13 +506,14 @@ def test_concurrent_writers_never_leave_a_partial_file(db):
 
 
 def test_the_version_is_worked_out_without_duckdb(db):
+    """Nor logging (the store's logger is fetched when it first logs: engine.store.build.store_log)."""
     open_rows(db)
     probe = ("import json, sys\nfrom pathlib import Path\nfrom engine.store.snapshot import load_snapshot\n"
              f"rows = load_snapshot(Path({str(db)!r}))\n"
-             "print(json.dumps([rows is not None, 'duckdb' in sys.modules]))")
+             "print(json.dumps([rows is not None, 'duckdb' in sys.modules, 'logging' in sys.modules]))")
     r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == [True, False]
+    assert json.loads(r.stdout) == [True, False, False]
 
 
 def test_the_default_location_is_beside_the_database(tmp_path, monkeypatch):
