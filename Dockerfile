@@ -38,6 +38,11 @@ COPY pages/ pages/
 COPY ui/ ui/
 COPY data/seed/ data/seed/
 
+# Bytecode compiled once, here: the app's user cannot write the app directory (and PYTHONDONTWRITEBYTECODE is set),
+# so without it every process, the server and each `python -m engine` command, compiles the code from source again
+# (~0.1 s of a warm `evaluate`: 0.36 s against 0.27 s here).
+RUN python -m compileall -q app.py engine pages ui
+
 # The files above belong to root, so the app directory is read-only for the app's user: the database is
 # built under /tmp (KNEEPOINT_DB) and each visitor's imports stay in their own session (KNEEPOINT_HOSTED).
 USER kneepoint

@@ -137,6 +137,7 @@ def test_dockerfile_promises():
     assert any("apt-get install" in r and re.search(r"\bchromium\b", r) for r in DOCKER.runs)  # static export
     assert ("requirements.txt", ".") in DOCKER.copies
     assert any("pip install -r requirements.txt" in r for r in DOCKER.runs)
+    assert any(re.search(r"python -m compileall .*\bengine\b", r) for r in DOCKER.runs)  # bytecode in the image
     assert DOCKER.user not in ("", "root", "0") and any("useradd" in r and DOCKER.user in r for r in DOCKER.runs)
     assert DOCKER.expose == [PORT]
     assert DOCKER.cmd[:3] == ["python", "-m", "ui.serve"]  # streamlit run app.py, warmed up before any visitor
@@ -169,14 +170,14 @@ def test_fresh_install_runs_the_container_command(tmp_path):
     for d in (app, tmp, home):
         d.mkdir()
     build_context_copy(app)
-    # build: a fresh virtualenv, then the Dockerfile's own pip RUN lines with it first on PATH
+    # build: a fresh virtualenv, then the Dockerfile's own pip and compileall RUN lines with it first on PATH
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KNEEPOINT_", "STREAMLIT_", "VIRTUAL_ENV"))}
     env.update({k: _remap(v, tmp) for k, v in DOCKER.env.items()})
     env.update(PATH=f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}", HOME=str(home), TMPDIR=str(tmp))
     build_env = {k: v for k, v in env.items() if k != "PIP_NO_CACHE_DIR"}  # the image skips the cache for size
     for run in DOCKER.runs:
-        if "pip install" in run:
+        if "pip install" in run or "compileall" in run:
             done = subprocess.run(["sh", "-c", run], cwd=app, env=build_env, capture_output=True, text=True,
                                   timeout=1500)
             assert done.returncode == 0, f"{run}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
@@ -185,6 +186,7 @@ def test_fresh_install_runs_the_container_command(tmp_path):
     cmd = [a.replace(f"--server.port={PORT}", f"--server.port={port}") for a in DOCKER.cmd]
     health = DOCKER.healthcheck.replace(f":{PORT}/", f":{port}/")
     before = sorted(p.relative_to(app).as_posix() for p in app.rglob("*"))
+    assert f"engine/__pycache__/__init__.{sys.implementation.cache_tag}.pyc" in before  # compiled at build
     make_readonly(app)
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen([*readonly_prefix(), *cmd], cwd=app, env=env, stdout=log, stderr=subprocess.STDOUT)
