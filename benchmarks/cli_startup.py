@@ -16,7 +16,7 @@ snapshot runs the store path in every row.
 With `--pycache` the runs may write and read `__pycache__` (PYTHONDONTWRITEBYTECODE unset for them, the caches
 written by the untimed first run), as a checkout does after its first run; without it they inherit the
 environment, and where that sets PYTHONDONTWRITEBYTECODE (this machine, the Docker image) and no earlier run left
-`__pycache__` behind, every run compiles each engine module it imports from source (~0.2 s here).
+`__pycache__` behind, every run compiles each engine module it imports from source (~0.1 s here).
 
 With `--importtime`, it also prints where evaluate's import time goes: the self time (`python -X importtime`) summed
 per top-level package (engine's own modules apart), median over the runs, beside the base's.
