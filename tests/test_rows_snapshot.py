@@ -155,6 +155,17 @@ def test_a_default_evaluate_decodes_no_cost_rows_and_an_estimated_one_does(db):
     assert {"model_costs", "gpu_specs"} <= warm.decoded
 
 
+def test_a_book_from_a_store_reads_the_cost_rows_at_once_so_it_estimates_without_the_connection(db):
+    """Only a snapshot's book defers the estimator's tables: a book from a Store may first estimate in a search's
+    forked worker, which must not use the parent's DuckDB connection; closing the Store stands in for that."""
+    from engine.profiles import ProfileBook
+
+    store = Store(db)
+    book = ProfileBook.from_store(store)
+    store.close()
+    assert book.estimator is not None and "swin-t" in book.estimator.model_names
+
+
 def test_the_snapshot_is_an_index_line_then_one_line_per_table(db):
     open_rows(db)
     head, body = snapshot_path(db).read_bytes().split(b"\n", 1)

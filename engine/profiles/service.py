@@ -80,15 +80,25 @@ class ProfileBook:
 
     @classmethod
     def from_store(cls, store) -> "ProfileBook":
-        """The store's tables, read once as rows; the estimator is built when a curve first needs it, and only then
-        reads the cost tables (model_costs, ~3,800 rows, and gpu_specs): until then the book knows just which
-        models have one (`store.cost_models()`), so a book that never estimates never reads them. The store (a
-        Store or a rows snapshot) must therefore stay open while the book is used; model_costs and gpu_specs are
-        seed tables, which a store's rows never change under it."""
+        """The store's tables, read once as rows; the estimator is built when a curve first needs it.
+
+        From a rows snapshot (`rows_in_memory`), the estimator's tables (model_costs, ~3,800 rows, and gpu_specs)
+        are decoded only then: until then the book knows just which models have cost tables
+        (`store.cost_models()`), so a book that never estimates never reads them. From a Store they are read now,
+        as every other table: the estimator may first be built in a forked worker or another process (a search's,
+        a rate sweep's), where the Store's DuckDB connection must not be used."""
         points, catalog = store.latency_records(), store.catalog()
+        if getattr(store, "rows_in_memory", False):
+            def cost_rows() -> tuple[list[dict], list[dict]]:
+                return store.records("model_costs"), store.records("gpu_specs")
+        else:
+            read = store.records("model_costs"), store.records("gpu_specs")
+
+            def cost_rows() -> tuple[list[dict], list[dict]]:
+                return read
 
         def estimator() -> Estimator:
-            costs, specs = store.records("model_costs"), store.records("gpu_specs")
+            costs, specs = cost_rows()
             return Estimator(frame(costs, _columns("model_costs")), frame(specs, _columns("gpu_specs")), catalog,
                              frame(points, _columns("latency_points")), loo_error=expected_errors())
         return cls(points, store.records("models"), catalog, estimator, frozenset(store.cost_models()))

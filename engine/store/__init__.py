@@ -72,6 +72,10 @@ class Store:
     deployment opens the shared store with `Store.hosted()` and gives every session its own `overlay()`.
     """
 
+    #: its rows come through a DuckDB connection, which a forked worker or another process must not use: readers
+    #: that would defer a read (ProfileBook.from_store) read now
+    rows_in_memory = False
+
     def __init__(self, path: Optional[Path] = None, seed_dir: Path = SEED_DIR,
                  user_dir: Optional[Path] | str = "default", scenarios_dir: Optional[Path] | str = "default"):
         self.path = Path(path) if path is not None else resolve_db_path()

@@ -163,6 +163,10 @@ class RowsSnapshot:
     dicts (None for NULL), in the store's order, as Store's do. A loaded snapshot holds each table as its line of
     JSON and decodes it the first time it is asked for (`decoded` says which are)."""
 
+    #: its rows are bytes and lists in this process, so a reader may ask for them later, in a forked worker too
+    #: (ProfileBook.from_store then defers the estimator's tables)
+    rows_in_memory = True
+
     def __init__(self, tables: Tables, cost_models: Optional[list[str]] = None, *,
                  lines: Optional[_Lines] = None, origin: Optional[_Origin] = None):
         """`tables`: the tables decoded already; `lines`: the others, as the snapshot's lines (digest checked),
