@@ -56,6 +56,26 @@ def catalog(store):
     return store.catalog()
 
 
+@pytest.fixture(scope="module")
+def snapshot_db_built(tmp_path_factory) -> Path:
+    """A database built once per test module, for the tests of the rows snapshot (engine.store.snapshot): they
+    write beside it, so not the session's."""
+    from engine.store import Store
+
+    path = tmp_path_factory.mktemp("built") / "k.duckdb"
+    Store(path).close()
+    return path
+
+
+@pytest.fixture
+def snapshot_db(snapshot_db_built, tmp_path) -> Path:
+    """This test's own copy of that database: a new file, so its snapshot is its own (the snapshot of another file
+    is never taken for it)."""
+    path = tmp_path / "k.duckdb"
+    shutil.copyfile(snapshot_db_built, path)
+    return path
+
+
 @pytest.fixture
 def seed_copy(tmp_path) -> Path:
     """A private copy of the seed tables that a test may break."""
