@@ -7,13 +7,13 @@ import pytest
 
 from engine.sim.quantiles import OrderStatistics, group_quantiles, numpy_quantiles, quantile_cont, split_by
 from engine.sim.stats import quantile_table
-from engine.store import Store
+from engine.store.summary import summarize
 
 QS = (0.0, 0.5, 0.95, 0.99, 0.999, 1.0)
 
 
 def duckdb_quantiles(values, qs):
-    frame = Store.summarize({"v": values}, "v", None, qs)
+    frame = summarize({"v": values}, "v", None, qs)
     return [float(frame[column].iloc[0]) for column in frame.columns if column.startswith("q")]
 
 

@@ -6,7 +6,7 @@ floor(RN) and ceil(RN), and lo when they are the same position, else lo (1 - d) 
 (DuckDB's InterpolateOperator for doubles). The pinned x86-64 build evaluates that with one rounding,
 fma(lo, 1 - d, hi d) (observed: every case of tests/test_sim_quantiles.py matches it and ~10 % do not match
 the twice-rounded sum); _fma reproduces it exactly in rationals. tests/test_sim_quantiles.py checks every
-quantile against the store's DuckDB (Store.summarize) on the same data, grouped and not, so a DuckDB that
+quantile against the store's DuckDB (engine.store.summary.summarize) on the same data, grouped and not, so a DuckDB that
 computes otherwise fails there. numpy's own np.quantile places RN and interpolates differently (the 'numpy'
 stats engine keeps it: its runs' numbers stay as they were).
 """

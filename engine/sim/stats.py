@@ -22,7 +22,7 @@ import numpy as np
 from engine.sim.quantiles import (OrderStatistics, group_quantiles, numpy_quantiles, quantile_cont,
                                   quantile_cont_partitioned, split_by)
 from engine.sim.result import t975
-from engine.store import Store
+from engine.store.summary import summarize
 from engine.profiles.tails import percentile_key
 
 GROUPS = 20
@@ -89,7 +89,7 @@ def quantile_table(cols: dict, value: str, by: Optional[str], qs: tuple[float, .
                 rows += [(group, counts[group], means[group], quantiles)
                          for group, quantiles in group_quantiles(cols[by], values, qs)]
             return rows
-        frame = Store.summarize(cols, value, by, qs, total=by is not None and total)
+        frame = summarize(cols, value, by, qs, total=by is not None and total)
         quantile_columns = [column for column in frame.columns if column.startswith("q")]
         rows = []
         for index, (_, row) in enumerate(frame.iterrows()):
