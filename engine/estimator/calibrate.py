@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.estimator.hardware import PartitionSpec
 from engine.rows import missing
 from engine.estimator.roofline import MATRIX_CLASSES, SMOOTH_NORM, Efficiency, Harness, OpTable
+from engine.order_stats import median
 from engine.vocab import OpClass
 
 if TYPE_CHECKING:
@@ -76,9 +77,9 @@ class Calibration(BaseModel):
     def default_harness(self) -> Harness:
         """The median of the TensorRT harnesses (the serving stack a design would deploy), else of all."""
         h = [v for k, v in self.harnesses.items() if "tensorrt" in k.split(" | ")[0]] or list(self.harnesses.values())
-        return Harness(overhead_s=float(np.median([x.overhead_s for x in h])),
-                       per_item_s=float(np.median([x.per_item_s for x in h])),
-                       unfused=float(np.median([x.unfused for x in h])))
+        return Harness(overhead_s=median([x.overhead_s for x in h]),
+                       per_item_s=median([x.per_item_s for x in h]),
+                       unfused=median([x.unfused for x in h]))
 
 
 def harness_key(source: str, framework: str) -> str:
@@ -268,4 +269,4 @@ def calibrate(points: "pd.DataFrame", tables: Mapping[str, OpTable], specs: Mapp
     rel = np.abs(problem.predict(fit.x) / problem.obs - 1)
     curves = tuple(sorted({f"{m} @ {s}" for m, s in zip(keep["model"], keep["sku"])}))
     return Calibration(families=fams, harnesses=hars, curves=curves, n_points=len(problem.obs),
-                       median_abs_rel_error=float(np.median(rel)))
+                       median_abs_rel_error=median(rel))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.order_stats import median
+
 #: MLPerf benchmark -> (catalogue model, precision, input length): the closed division runs INT8 engines;
 #: bert-99 is BERT-large on SQuAD at 384 tokens
 BENCHMARKS = {"resnet50": ("resnet50", "int8", None), "bert-99": ("bert-large", "int8", 384.0)}
@@ -46,7 +48,7 @@ def cross_gpu_table(estimator, rows: pd.DataFrame) -> pd.DataFrame:
         have = mlperf[mlperf["benchmark"] == bench].set_index("sku")["result_value"]
         est = {s: saturated_throughput(estimator, model, s, prec, length) for s in CALIBRATION_GPUS + TARGET_GPUS}
         factors = [have[s] / est[s] for s in CALIBRATION_GPUS if s in have]
-        k = float(np.median(factors))
+        k = median(factors) if factors else float("nan")  # no calibration GPU published: no scale to apply
         for s in TARGET_GPUS:
             if s in have:
                 out.append(dict(benchmark=bench, sku=s, published=float(have[s]), predicted=k * est[s],

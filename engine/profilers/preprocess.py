@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from engine.order_stats import median
 from engine.profilers import ProfilerError, host
 from engine.profilers.pipelines import (decode_jpeg, encode_jpeg, load_photos, preprocess_audio, synth_speech,
                                         transform_image)
@@ -57,7 +58,7 @@ def _time_loop(step: Callable[[int], tuple[float, ...]], budget_s: float, min_n:
 
 def _stats(ms: np.ndarray, inputs: int = 1) -> dict:
     """Typical ms per item (mean over the `inputs` cycled inputs of each one's median), mean, p90, count."""
-    typical = float(np.mean([np.median(ms[g::inputs]) for g in range(inputs)]))
+    typical = float(np.mean([median(ms[g::inputs]) for g in range(inputs)]))
     return {"typical": typical, "mean": float(ms.mean()), "p90": float(np.percentile(ms, 90)), "n": int(ms.size)}
 
 
