@@ -76,13 +76,6 @@ def _is_full(row: dict) -> bool:
     return "resize" in s and "normali" in s or "mel" in s and "normali" in s
 
 
-def _median(values: list[float]) -> float:
-    """The median (the mean of the middle two of an even count), as pandas and numpy compute it."""
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
 def _interp_mp(rows: list[dict], mp: float) -> tuple[float, bool]:
     """ms at `mp`: each source's curve interpolated in MP (proportional to MP outside its range),
     then the median across sources (sources disagree by 2x; the median resists one odd host)."""
@@ -93,7 +86,7 @@ def _interp_mp(rows: list[dict], mp: float) -> tuple[float, bool]:
     vals, extrapolated = [], False
     for _, sizes in sorted(by_source.items()):
         x = np.array(sorted(sizes), dtype=float)
-        y = np.array([_median(sizes[k]) for k in sorted(sizes)], dtype=float)
+        y = np.array([median(sizes[k]) for k in sorted(sizes)], dtype=float)
         if x[0] <= mp <= x[-1]:
             vals.append(float(np.interp(mp, x, y)))
         else:
@@ -175,8 +168,8 @@ def cpu_cost_per_item_s(points, pipeline: str, image_megapixels: float = 0.37,
                 lib = [r for r in wav if str(r["implementation"]).lower().startswith("librosa")]
                 wav, mel = (lib if lib else wav), [r for r in rows if r["step"] == "mel"]
                 if wav and mel:
-                    per_s = float(_median([float(r["ms_per_item"]) / float(r["input_size"]) for r in wav])
-                                  + _median([float(r["ms_per_item"]) / float(r["input_size"]) for r in mel]))
+                    per_s = (median([float(r["ms_per_item"]) / float(r["input_size"]) for r in wav])
+                             + median([float(r["ms_per_item"]) / float(r["input_size"]) for r in mel]))
                     return CpuCost(per_s * s / 1e3, wav + mel, f"published decode+resample "
                                    f"and mel rows, {per_s:.3f} ms per audio second x {s:g} s (the mel row "
                                    "is probably multi-threaded: per-core cost underestimated)")
